@@ -1,0 +1,483 @@
+/* test_codec.c — the shared encodings: cursor bounds, varints, zigzag, FNV-1a, zlib streams,
+ * gzip / raw files, the worker pool and the error record. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/base.h"
+#include "codec/codec.h"
+
+/* ---- cursor -------------------------------------------------------------------------------- */
+Test(cursor, reads_little_endian_values)
+{
+    const uint8_t b[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00, 0x80, 0x3f};
+    nm_cursor c = nm_cur(b, sizeof b);
+    cr_assert_eq(nm_cur_u16(&c), 0x0201);
+    cr_assert_eq(nm_cur_u16(&c), 0x0403);
+    cr_assert_eq(nm_cur_u32(&c), 0x08070605u);
+    cr_assert_eq(nm_cur_f32(&c), 1.0f);
+    cr_assert_not(c.bad);
+    cr_assert_eq(nm_cur_left(&c), 0);
+}
+
+Test(cursor, a_read_past_the_end_sets_bad_and_reads_zero_without_moving)
+{
+    const uint8_t b[] = {1, 2, 3};
+    nm_cursor c = nm_cur(b, sizeof b);
+    cr_assert_eq(nm_cur_u16(&c), 0x0201);
+    cr_assert_eq(nm_cur_u32(&c), 0);
+    cr_assert(c.bad);
+    cr_assert_eq(c.pos, 2);
+    /* Once bad, every later read fails too, even one that would fit. */
+    cr_assert_eq(nm_cur_u8(&c), 0);
+    nm_error e;
+    cr_assert_eq(nm_cur_done(&c, "header", &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "header"));
+}
+
+Test(cursor, slices_and_subcursors_stay_inside)
+{
+    const uint8_t b[8] = {0};
+    nm_cursor c = nm_cur(b, sizeof b);
+    cr_assert_not(nm_cur_slice(&c, 4, 4).bad);
+    cr_assert(nm_cur_slice(&c, 5, 4).bad);
+    cr_assert(nm_cur_slice(&c, UINT64_MAX, 2).bad);
+    cr_assert(nm_cur_slice(&c, 2, UINT64_MAX).bad);
+    nm_cursor s = nm_cur_sub(&c, 6);
+    cr_assert_eq(s.size, 6);
+    cr_assert(nm_cur_sub(&c, 3).bad);
+    cr_assert(c.bad);
+}
+
+Test(cursor, done_reports_left_over_bytes)
+{
+    const uint8_t b[4] = {0};
+    nm_cursor c = nm_cur(b, sizeof b);
+    nm_cur_u16(&c);
+    nm_error e;
+    cr_assert_eq(nm_cur_done(&c, "stream 4", &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "2 bytes left over"), "%s", e.msg);
+}
+
+/* ---- varint / zigzag ------------------------------------------------------------------------- */
+Test(varint, round_trips_edge_values)
+{
+    const uint64_t vals[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)1 << 56, UINT64_MAX};
+    nm_buf b = {0};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) nm_buf_varint(&b, vals[i]);
+    nm_cursor c = nm_cur(b.p, b.size);
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) cr_assert_eq(nm_cur_varint(&c), vals[i]);
+    cr_assert_eq(nm_cur_done(&c, "varints", NULL), NM_OK);
+    nm_buf_free(&b);
+}
+
+Test(varint, uint64_max_takes_ten_bytes)
+{
+    nm_buf b = {0};
+    nm_buf_varint(&b, UINT64_MAX);
+    cr_assert_eq(b.size, 10);
+    cr_assert_eq(b.p[9], 0x01);
+    nm_buf_free(&b);
+}
+
+Test(varint, eleven_bytes_is_corrupt)
+{
+    uint8_t b[11];
+    memset(b, 0x80, 10);
+    b[10] = 0x00;
+    nm_cursor c = nm_cur(b, sizeof b);
+    nm_cur_varint(&c);
+    cr_assert(c.bad);
+}
+
+Test(varint, a_tenth_byte_that_shifts_past_63_bits_is_corrupt)
+{
+    uint8_t b[10];
+    memset(b, 0xff, 9);
+    b[9] = 0x02; /* bit 64 */
+    nm_cursor c = nm_cur(b, sizeof b);
+    nm_cur_varint(&c);
+    cr_assert(c.bad);
+}
+
+Test(varint, a_varint_cut_short_is_corrupt)
+{
+    const uint8_t b[] = {0x80, 0x80};
+    nm_cursor c = nm_cur(b, sizeof b);
+    nm_cur_varint(&c);
+    cr_assert(c.bad);
+}
+
+Test(varint, varint32_rejects_wider_values)
+{
+    nm_buf b = {0};
+    nm_buf_varint(&b, (uint64_t)UINT32_MAX + 1);
+    nm_cursor c = nm_cur(b.p, b.size);
+    nm_cur_varint32(&c);
+    cr_assert(c.bad);
+    nm_buf_free(&b);
+}
+
+Test(zigzag, maps_small_signed_to_small_unsigned)
+{
+    cr_assert_eq(nm_zig(0), 0);
+    cr_assert_eq(nm_zig(-1), 1);
+    cr_assert_eq(nm_zig(1), 2);
+    cr_assert_eq(nm_zig(-2), 3);
+    const int64_t vals[] = {0, 1, -1, 12345, -12345, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) cr_assert_eq(nm_unzig(nm_zig(vals[i])), vals[i]);
+    cr_assert_eq(nm_unzig(UINT64_MAX), INT64_MIN);
+}
+
+/* ---- FNV-1a 64 ------------------------------------------------------------------------------- */
+Test(fnv, matches_published_vectors)
+{
+    cr_assert_eq(nm_fnv1a(NM_FNV_OFFSET, "", 0), 0xcbf29ce484222325ull);
+    cr_assert_eq(nm_fnv1a(NM_FNV_OFFSET, "a", 1), 0xaf63dc4c8601ec8cull);
+    cr_assert_eq(nm_fnv1a(NM_FNV_OFFSET, "foobar", 6), 0x85944171f73967e8ull);
+    /* Streaming in pieces gives the same hash. */
+    cr_assert_eq(nm_fnv1a(nm_fnv1a(NM_FNV_OFFSET, "foo", 3), "bar", 3), 0x85944171f73967e8ull);
+}
+
+/* ---- streams -------------------------------------------------------------------------------- */
+static void fill_pattern(uint8_t *p, size_t n)
+{
+    uint32_t x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (uint8_t)((i % 7 == 0) ? (x >> 24) : (i & 0x3f));
+    }
+}
+
+Test(stream, round_trips_and_reuses_the_output_buffer)
+{
+    enum { N = 100000 };
+    uint8_t *src = malloc(N);
+    fill_pattern(src, N);
+    nm_buf b = {0};
+    cr_assert_eq(nm_stream_encode(&b, src, N, 12, NULL), NM_OK);
+    cr_assert_eq(nm_stream_encode(&b, src, 10, 6, NULL), NM_OK);
+    nm_cursor c = nm_cur(b.p, b.size);
+    nm_bytes out = {0};
+    size_t n = 0;
+    nm_error e;
+    cr_assert_eq(nm_stream_decode(&c, &out, 1 << 20, &n, &e), NM_OK, "%s", e.msg);
+    cr_assert_eq(n, N);
+    cr_assert_eq(memcmp(out.p, src, N), 0);
+    cr_assert_eq(nm_stream_decode_exact(&c, &out, 10, &e), NM_OK, "%s", e.msg);
+    cr_assert_eq(memcmp(out.p, src, 10), 0);
+    cr_assert_eq(nm_cur_done(&c, "two streams", NULL), NM_OK);
+    nm_bytes_free(&out);
+    nm_buf_free(&b);
+    free(src);
+}
+
+Test(stream, the_standard_zlib_decoder_reads_what_we_write)
+{
+    enum { N = 50000 };
+    uint8_t *src = malloc(N), *back = malloc(N);
+    fill_pattern(src, N);
+    nm_buf b = {0};
+    cr_assert_eq(nm_stream_encode(&b, src, N, 12, NULL), NM_OK);
+    nm_cursor c = nm_cur(b.p, b.size);
+    uint64_t len = nm_cur_varint(&c);
+    cr_assert_eq(len, nm_cur_left(&c));
+    uLongf back_n = N;
+    cr_assert_eq(uncompress(back, &back_n, b.p + c.pos, (uLong)len), Z_OK);
+    cr_assert_eq(back_n, N);
+    cr_assert_eq(memcmp(back, src, N), 0);
+    nm_buf_free(&b);
+    free(src);
+    free(back);
+}
+
+Test(stream, we_read_what_the_standard_zlib_encoder_writes)
+{
+    const char *text = "the same zlib-wrapped deflate format";
+    uint8_t z[128];
+    uLongf zn = sizeof z;
+    cr_assert_eq(compress2(z, &zn, (const Bytef *)text, strlen(text), 9), Z_OK);
+    nm_buf b = {0};
+    nm_buf_varint(&b, zn);
+    nm_buf_bytes(&b, z, zn);
+    nm_cursor c = nm_cur(b.p, b.size);
+    nm_bytes out = {0};
+    cr_assert_eq(nm_stream_decode_exact(&c, &out, strlen(text), NULL), NM_OK);
+    cr_assert_eq(memcmp(out.p, text, strlen(text)), 0);
+    nm_bytes_free(&out);
+    nm_buf_free(&b);
+}
+
+Test(stream, zlib_data_ending_before_the_stated_length_is_corrupt)
+{
+    uint8_t src[64] = {1, 2, 3};
+    nm_buf one = {0};
+    nm_stream_encode(&one, src, sizeof src, 12, NULL);
+    nm_cursor c = nm_cur(one.p, one.size);
+    uint64_t len = nm_cur_varint(&c);
+    nm_buf b = {0};
+    nm_buf_varint(&b, len + 2);
+    nm_buf_bytes(&b, one.p + c.pos, (size_t)len);
+    nm_buf_u16(&b, 0);
+    nm_cursor d = nm_cur(b.p, b.size);
+    nm_bytes out = {0};
+    size_t n;
+    nm_error e;
+    cr_assert_eq(nm_stream_decode(&d, &out, 1 << 20, &n, &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "before its stated length"), "%s", e.msg);
+    nm_bytes_free(&out);
+    nm_buf_free(&b);
+    nm_buf_free(&one);
+}
+
+Test(stream, stated_length_past_the_end_zero_or_truncated_data_is_corrupt)
+{
+    uint8_t src[64] = {0};
+    nm_buf one = {0};
+    nm_stream_encode(&one, src, sizeof src, 12, NULL);
+    nm_bytes out = {0};
+    size_t n;
+    nm_error e;
+    /* Every truncation of a stream is an error, never a crash. */
+    for (size_t cut = 0; cut < one.size; cut++) {
+        nm_cursor c = nm_cur(one.p, cut);
+        cr_assert_neq(nm_stream_decode(&c, &out, 1 << 20, &n, &e), NM_OK, "cut at %zu", cut);
+    }
+    const uint8_t zero[] = {0x00, 0x78, 0x9c};
+    nm_cursor z = nm_cur(zero, sizeof zero);
+    cr_assert_eq(nm_stream_decode(&z, &out, 1 << 20, &n, &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "length is 0"), "%s", e.msg);
+    nm_bytes_free(&out);
+    nm_buf_free(&one);
+}
+
+Test(stream, raw_deflate_without_the_zlib_header_is_rejected)
+{
+    const uint8_t raw[] = {0x03, 0x03, 0x63, 0x00, 0x00}; /* raw deflate, not zlib */
+    nm_cursor c = nm_cur(raw, sizeof raw);
+    nm_bytes out = {0};
+    size_t n;
+    cr_assert_eq(nm_stream_decode(&c, &out, 1 << 20, &n, NULL), NM_ERR_CORRUPT);
+    nm_bytes_free(&out);
+}
+
+Test(stream, exact_decode_rejects_other_sizes_and_max_out_bounds_bombs)
+{
+    uint8_t src[1000] = {0};
+    nm_buf b = {0};
+    nm_stream_encode(&b, src, sizeof src, 12, NULL);
+    nm_bytes out = {0};
+    nm_error e;
+    nm_cursor c = nm_cur(b.p, b.size);
+    cr_assert_eq(nm_stream_decode_exact(&c, &out, 999, &e), NM_ERR_CORRUPT);
+    c = nm_cur(b.p, b.size);
+    cr_assert_eq(nm_stream_decode_exact(&c, &out, 1001, &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "expected 1001"), "%s", e.msg);
+    c = nm_cur(b.p, b.size);
+    size_t n;
+    cr_assert_eq(nm_stream_decode(&c, &out, 500, &n, &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "more than 500"), "%s", e.msg);
+    nm_bytes_free(&out);
+    nm_buf_free(&b);
+}
+
+/* ---- files ---------------------------------------------------------------------------------- */
+static char *tmp_path(const char *suffix)
+{
+    static int k;
+    char *p = malloc(256);
+    snprintf(p, 256, "/tmp/nm_codec_%d_%d%s", (int)getpid(), k++, suffix);
+    return p;
+}
+
+Test(file, gzip_round_trip_is_byte_identical_and_deterministic)
+{
+    enum { N = 9 << 20 }; /* more than two 4 MiB read pieces */
+    uint8_t *src = malloc(N);
+    fill_pattern(src, N);
+    char *a = tmp_path(".gz"), *b = tmp_path(".gz");
+    cr_assert_eq(nm_file_write(a, src, N, NULL), NM_OK);
+    cr_assert_eq(nm_file_write(b, src, N, NULL), NM_OK);
+    uint8_t *fa, *fb, *back;
+    size_t na, nb, n;
+    cr_assert_eq(nm_file_read(a, 0, &back, &n, NULL), NM_OK);
+    cr_assert_eq(n, N);
+    cr_assert_eq(memcmp(back, src, N), 0);
+    /* The gzip files themselves are identical (no timestamp). */
+    char *ra = malloc(strlen(a) + 1);
+    strcpy(ra, a);
+    ra[strlen(ra) - 3] = 0;
+    rename(a, ra);
+    cr_assert_eq(nm_file_read(ra, 0, &fa, &na, NULL), NM_OK);
+    char *rb = malloc(strlen(b) + 1);
+    strcpy(rb, b);
+    rb[strlen(rb) - 3] = 0;
+    rename(b, rb);
+    cr_assert_eq(nm_file_read(rb, 0, &fb, &nb, NULL), NM_OK);
+    cr_assert_eq(na, nb);
+    cr_assert_eq(memcmp(fa, fb, na), 0);
+    cr_assert_eq(fa[0], 0x1f);
+    cr_assert_eq(fa[1], 0x8b);
+    unlink(ra);
+    unlink(rb);
+    nm_free(fa);
+    nm_free(fb);
+    nm_free(back);
+    free(src);
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+}
+
+Test(file, a_gz_name_also_reads_uncompressed_and_concatenated_members)
+{
+    char *p = tmp_path(".gz");
+    FILE *f = fopen(p, "wb");
+    fputs("plain bytes", f);
+    fclose(f);
+    uint8_t *d;
+    size_t n;
+    cr_assert_eq(nm_file_read(p, 0, &d, &n, NULL), NM_OK);
+    cr_assert_eq(n, 11);
+    cr_assert_eq(memcmp(d, "plain bytes", 11), 0);
+    nm_free(d);
+    gzFile g = gzopen(p, "wb");
+    gzwrite(g, "abc", 3);
+    gzclose(g);
+    g = gzopen(p, "ab");
+    gzwrite(g, "def", 3);
+    gzclose(g);
+    cr_assert_eq(nm_file_read(p, 0, &d, &n, NULL), NM_OK);
+    cr_assert_eq(n, 6);
+    cr_assert_eq(memcmp(d, "abcdef", 6), 0);
+    nm_free(d);
+    unlink(p);
+    free(p);
+}
+
+Test(file, truncated_gzip_and_missing_files_are_clear_errors)
+{
+    enum { N = 200000 };
+    uint8_t *src = malloc(N);
+    fill_pattern(src, N);
+    char *p = tmp_path(".gz");
+    cr_assert_eq(nm_file_write(p, src, N, NULL), NM_OK);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fclose(f);
+    cr_assert_eq(truncate(p, len / 2), 0);
+    uint8_t *d = NULL;
+    size_t n;
+    nm_error e;
+    cr_assert_eq(nm_file_read(p, 0, &d, &n, &e), NM_ERR_CORRUPT);
+    cr_assert_null(d);
+    cr_assert(strstr(e.msg, p), "%s", e.msg);
+    unlink(p);
+    cr_assert_eq(nm_file_read(p, 0, &d, &n, &e), NM_ERR_IO);
+    cr_assert(strstr(e.msg, "cannot open"), "%s", e.msg);
+    free(src);
+    free(p);
+}
+
+Test(file, raw_files_and_the_size_bound)
+{
+    char *p = tmp_path(".nav");
+    cr_assert_eq(nm_file_write(p, "0123456789", 10, NULL), NM_OK);
+    uint8_t *d;
+    size_t n;
+    cr_assert_eq(nm_file_read(p, 10, &d, &n, NULL), NM_OK);
+    cr_assert_eq(n, 10);
+    nm_free(d);
+    nm_error e;
+    cr_assert_eq(nm_file_read(p, 9, &d, &n, &e), NM_ERR_CORRUPT);
+    cr_assert(strstr(e.msg, "larger than 9"), "%s", e.msg);
+    unlink(p);
+    free(p);
+}
+
+Test(file, a_failed_write_leaves_no_file)
+{
+    nm_error e;
+    cr_assert_eq(nm_file_write("/nonexistent-dir/x.nav.gz", "a", 1, &e), NM_ERR_IO);
+    cr_assert(access("/nonexistent-dir/x.nav.gz.tmp", F_OK) != 0);
+}
+
+/* ---- workers -------------------------------------------------------------------------------- */
+typedef struct {
+    uint64_t out[64];
+} sum_ctx;
+
+static int square_chunk(void *ctx, size_t c)
+{
+    sum_ctx *s = ctx;
+    s->out[c] = (uint64_t)c * c + 7;
+    return c == 50 ? 0 : NM_OK;
+}
+
+static int fail_chunk(void *ctx, size_t c)
+{
+    (void)ctx;
+    return c == 9 ? NM_ERR_CORRUPT : (c == 30 ? NM_ERR_IO : NM_OK);
+}
+
+Test(parallel, output_is_the_same_for_any_worker_count)
+{
+    sum_ctx a = {0}, b = {0};
+    cr_assert_eq(nm_parallel_chunks(64, 1, square_chunk, &a), NM_OK);
+    cr_assert_eq(nm_parallel_chunks(64, 4, square_chunk, &b), NM_OK);
+    cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
+    cr_assert_eq(a.out[63], 63u * 63u + 7u);
+}
+
+Test(parallel, reports_the_first_failing_chunk_in_chunk_order)
+{
+    cr_assert_eq(nm_parallel_chunks(40, 4, fail_chunk, NULL), NM_ERR_CORRUPT);
+    cr_assert_eq(nm_parallel_chunks(40, 1, fail_chunk, NULL), NM_ERR_CORRUPT);
+}
+
+Test(parallel, small_inputs_run_serially_and_the_limit_is_four)
+{
+    cr_assert_eq(nm_workers_for(100, 4), 1);
+    cr_assert_eq(nm_workers_for(1 << 20, 16), 4);
+    cr_assert_eq(nm_workers_for(1 << 20, 2), 2);
+}
+
+/* ---- errors and the allocation hook ---------------------------------------------------------- */
+Test(error, prefixes_put_the_outer_context_first)
+{
+    nm_error e;
+    nm_fail(&e, NM_ERR_CORRUPT, "%d bytes left over", 2);
+    nm_error_prefix(&e, "stream %d", 4);
+    nm_error_prefix(&e, "%s", "base.nav.gz: BGEO");
+    cr_assert_str_eq(e.msg, "base.nav.gz: BGEO: stream 4: 2 bytes left over");
+    cr_assert_eq(e.code, NM_ERR_CORRUPT);
+}
+
+Test(error, long_messages_are_truncated_not_overflowed)
+{
+    nm_error e;
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    nm_fail(&e, NM_ERR_IO, "%s", big);
+    nm_error_prefix(&e, "%s", big);
+    cr_assert_lt(strlen(e.msg), sizeof e.msg);
+}
+
+Test(alloc, the_hook_fails_the_nth_allocation_and_writers_notice)
+{
+    nm_alloc_fail_after(1);
+    nm_buf b = {0};
+    nm_buf_u32(&b, 7);
+    cr_assert(b.oom);
+    nm_buf_u32(&b, 8);
+    cr_assert_eq(b.size, 0);
+    nm_alloc_fail_after(0);
+    nm_buf_free(&b);
+    cr_assert_null(nm_calloc(SIZE_MAX / 2, 4));
+}

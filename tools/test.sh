@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test.sh — the README's test command: installs what is missing, builds with warnings as errors,
+# runs every test suite, then the same suites under AddressSanitizer + UBSan, then each fuzz
+# target for a bounded time. Prints "N passed, M failed" at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+fail=0
+
+run_suite() { # builddir, extra setup args...
+  local dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dwerror=true "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" -j "$jobs" || return 1
+  meson test -C "$dir" --print-errorlogs --num-processes "$jobs" || return 1
+}
+
+count() { # builddir -> "passed failed"
+  python3 - "$1/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = s = 0
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line)["result"]
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+except OSError:
+    pass
+print(p, f, s)
+PY
+}
+
+run_suite build-test || fail=1
+read -r p1 f1 s1 < <(count build-test)
+p=$p1; f=$f1; s=$s1
+
+if [ "${NM_NO_SANITIZE:-0}" != 1 ]; then
+  echo "== the same tests under AddressSanitizer + UBSan =="
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false -Doverlay=disabled || fail=1
+  read -r p2 f2 s2 < <(count build-asan)
+  p=$((p + p2)); f=$((f + f2)); s=$((s + s2))
+fi
+
+if [ "${NM_NO_FUZZ:-0}" != 1 ] && command -v clang >/dev/null && [ -x tests/fuzz/run_fuzz.sh ]; then
+  echo "== fuzz targets, ${NM_FUZZ_SECONDS:-30} s each =="
+  if bash tests/fuzz/run_fuzz.sh build-fuzz "${NM_FUZZ_SECONDS:-30}"; then p=$((p + 1)); else f=$((f + 1)); fail=1; fi
+fi
+
+[ "$fail" = 0 ] || [ "$f" -gt 0 ] || f=1
+echo "tests: $p passed, $f failed, $s skipped"
+[ "$fail" = 0 ]
