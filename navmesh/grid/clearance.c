@@ -1,0 +1,211 @@
+/* clearance.c — distance fields of the grid (design article 预烘场 / 净空 and 中轴): the two-pass
+ * truncated Euclidean distance transform stored as squared cell distances, the 8SSEDT-style
+ * NearestSource propagation, and the lambda-medial axis built on it. */
+#include "grid/grid.h"
+
+#include <math.h>
+#include <string.h>
+
+#define EDT_R NM_kEdtCells            /* row window, cells: ceil(kEdtCap / kCS) + 1 = 49 */
+#define EDT_G NM_GRID_EDT_COLCAP      /* column distance cap, cells: 4 * R = 196 */
+
+static int grid_args(int32_t nx, int32_t ny, const void *a, const void *b, const char *who,
+                     nm_error *err)
+{
+    if (nx < 1 || ny < 1 || (uint64_t)nx * (uint64_t)ny > NM_GRID_MAX_CELLS)
+        return nm_fail(err, NM_ERR_ARG, "%s: bad window %d x %d", who, (int)nx, (int)ny);
+    if (!a || !b)
+        return nm_fail(err, NM_ERR_ARG, "%s: missing input or output", who);
+    return NM_OK;
+}
+
+float nm_grid_clearance_px(uint16_t q)
+{
+    float d = sqrtf((float)q) * (float)NM_kCS;
+    return d < (float)NM_kEdtCap ? d : (float)NM_kEdtCap;
+}
+
+typedef struct edt_job {
+    int32_t nx, ny;
+    const uint16_t *g; /* column distances, capped */
+    const uint8_t *obst;
+    uint16_t *q;
+    size_t rows_per_chunk;
+} edt_job;
+
+/* Row pass for a band of rows: the lower envelope of g(x+k)^2 + k^2 over |k| <= 49, taken as a
+ * direct minimum (at most 99 terms) because the clearance is capped. */
+static int edt_rows(void *ctx, size_t chunk)
+{
+    const edt_job *jb = ctx;
+    size_t j0 = chunk * jb->rows_per_chunk, j1 = j0 + jb->rows_per_chunk;
+    if (j1 > (size_t)jb->ny)
+        j1 = (size_t)jb->ny;
+    const int32_t nx = jb->nx;
+    for (size_t j = j0; j < j1; j++) {
+        const uint16_t *g = jb->g + j * (size_t)nx;
+        uint16_t *q = jb->q + j * (size_t)nx;
+        const uint8_t *ob = jb->obst + j * (size_t)nx;
+        for (int32_t x = 0; x < nx; x++) {
+            if (ob[x]) {
+                q[x] = 0;
+                continue;
+            }
+            int32_t a = x - EDT_R < 0 ? 0 : x - EDT_R;
+            int32_t b = x + EDT_R >= nx ? nx - 1 : x + EDT_R;
+            uint32_t best = UINT32_MAX;
+            for (int32_t xx = a; xx <= b; xx++) {
+                uint32_t k = (uint32_t)(xx > x ? xx - x : x - xx);
+                uint32_t v = (uint32_t)g[xx] * g[xx] + k * k;
+                if (v < best)
+                    best = v;
+            }
+            q[x] = (uint16_t)best; /* <= 196^2 + 49^2 = 40817 */
+        }
+    }
+    return NM_OK;
+}
+
+int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, int workers,
+                      nm_error *err)
+{
+    int rc = grid_args(nx, ny, obst, q, "Clearance", err);
+    if (rc)
+        return rc;
+    size_t n = (size_t)nx * (size_t)ny;
+    uint16_t *g = nm_malloc(n * sizeof *g);
+    if (!g)
+        return nm_fail(err, NM_ERR_NOMEM, "Clearance: %zu cells", n);
+    /* Column pass: cells to the nearest obstacle above or below in the same column, capped at
+     * 196; outside the window counts as free, so a column without obstacles stays at the cap. */
+    for (int32_t x = 0; x < nx; x++) {
+        uint32_t d = EDT_G;
+        for (int32_t y = 0; y < ny; y++) {
+            size_t c = (size_t)y * (size_t)nx + (size_t)x;
+            d = obst[c] ? 0 : (d < EDT_G ? d + 1 : EDT_G);
+            g[c] = (uint16_t)d;
+        }
+        d = EDT_G;
+        for (int32_t y = ny - 1; y >= 0; y--) {
+            size_t c = (size_t)y * (size_t)nx + (size_t)x;
+            d = obst[c] ? 0 : (d < EDT_G ? d + 1 : EDT_G);
+            if (d < g[c])
+                g[c] = (uint16_t)d;
+        }
+    }
+    edt_job jb = {nx, ny, g, obst, q, 64};
+    size_t chunks = ((size_t)ny + jb.rows_per_chunk - 1) / jb.rows_per_chunk;
+    rc = nm_parallel_chunks(chunks, nm_workers_for(n, workers), edt_rows, &jb);
+    nm_free(g);
+    if (rc)
+        return nm_fail(err, rc, "Clearance: row pass failed");
+    return NM_OK;
+}
+
+/* ---- NearestSource -------------------------------------------------------------------------- */
+
+typedef struct ns_state {
+    int32_t nx, ny;
+    int32_t *src;
+} ns_state;
+
+static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
+{
+    int64_t dx = (int64_t)(c % s->nx) - i, dy = (int64_t)(c / s->nx) - j;
+    return dx * dx + dy * dy;
+}
+
+/* Cell (i, j) takes the source of its neighbour (i + di, j + dj) when strictly nearer. */
+static void take(ns_state *s, int32_t i, int32_t j, int di, int dj)
+{
+    int32_t a = i + di, b = j + dj;
+    if (a < 0 || b < 0 || a >= s->nx || b >= s->ny)
+        return;
+    int32_t cand = s->src[(size_t)b * (size_t)s->nx + (size_t)a];
+    if (cand < 0)
+        return;
+    int32_t *cur = &s->src[(size_t)j * (size_t)s->nx + (size_t)i];
+    if (*cur < 0 || src_d2(s, i, j, cand) < src_d2(s, i, j, *cur))
+        *cur = cand;
+}
+
+int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
+                           nm_error *err)
+{
+    int rc = grid_args(nx, ny, obst, src, "NearestSource", err);
+    if (rc)
+        return rc;
+    size_t n = (size_t)nx * (size_t)ny;
+    for (size_t c = 0; c < n; c++)
+        src[c] = obst[c] ? (int32_t)c : -1;
+    ns_state s = {nx, ny, src};
+    /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
+    for (int32_t j = 0; j < ny; j++) {
+        for (int32_t i = 0; i < nx; i++) {
+            take(&s, i, j, 0, -1);
+            take(&s, i, j, -1, -1);
+            take(&s, i, j, 1, -1);
+            take(&s, i, j, -1, 0);
+        }
+        for (int32_t i = nx - 1; i >= 0; i--)
+            take(&s, i, j, 1, 0);
+    }
+    /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
+    for (int32_t j = ny - 1; j >= 0; j--) {
+        for (int32_t i = nx - 1; i >= 0; i--) {
+            take(&s, i, j, 0, 1);
+            take(&s, i, j, -1, 1);
+            take(&s, i, j, 1, 1);
+            take(&s, i, j, 1, 0);
+        }
+        for (int32_t i = 0; i < nx; i++)
+            take(&s, i, j, -1, 0);
+    }
+    return NM_OK;
+}
+
+/* ---- MedialAxis ----------------------------------------------------------------------------- */
+
+int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
+                        nm_error *err)
+{
+    int rc = grid_args(nx, ny, obst, medial, "MedialAxis", err);
+    if (rc)
+        return rc;
+    size_t n = (size_t)nx * (size_t)ny;
+    int32_t *src = nm_malloc(n * sizeof *src);
+    if (!src)
+        return nm_fail(err, NM_ERR_NOMEM, "MedialAxis: %zu cells", n);
+    rc = nm_grid_nearest_source(nx, ny, obst, src, err);
+    if (rc) {
+        nm_free(src);
+        return rc;
+    }
+    /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
+    const double lc = NM_kClrLambda / NM_kCS;
+    const int64_t T = (int64_t)ceil(lc * lc);
+    memset(medial, 0, n);
+    for (int32_t j = 0; j < ny; j++)
+        for (int32_t i = 0; i < nx; i++) {
+            size_t c = (size_t)j * (size_t)nx + (size_t)i;
+            if (obst[c] || src[c] < 0)
+                continue;
+            int64_t fx = src[c] % nx, fy = src[c] / nx;
+            for (int dj = -1; dj <= 1 && !medial[c]; dj++)
+                for (int di = -1; di <= 1; di++) {
+                    int32_t a = i + di, b = j + dj;
+                    if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
+                        continue;
+                    size_t o = (size_t)b * (size_t)nx + (size_t)a;
+                    if (obst[o] || src[o] < 0)
+                        continue;
+                    int64_t ex = src[o] % nx - fx, ey = src[o] / nx - fy;
+                    if (ex * ex + ey * ey >= T) {
+                        medial[c] = 1;
+                        break;
+                    }
+                }
+        }
+    nm_free(src);
+    return NM_OK;
+}

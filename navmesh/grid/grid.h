@@ -1,0 +1,279 @@
+/* grid.h — the grid operators of the voxel bake (design article 预烘场 and 垂直可达判据):
+ * conservative rasterisation, seam bridging, span merging and the columnar span table,
+ * region labelling, hole filling and crack closing, the truncated distance transform
+ * (clearance), nearest sources and the lambda-medial axis, RiseOk with its step bits,
+ * wall stamping, and strongly connected components of a directed graph.
+ *
+ * Units: horizontal positions in base-map pixels (px), one cell is NM_kCS = 0.25 px; heights in
+ * metres (m). A window has origin (x0, y0) px and nx * ny cells; cell (i, j) has number
+ * c = j*nx + i and centre (x0 + (i + 1/2)*kCS, y0 + (j + 1/2)*kCS). Row j = 0 is the top row
+ * (image order, v grows downward), so "north" is j - 1.
+ *
+ * Memory: operators allocate their up-front arrays through nm_malloc & co and never inside
+ * per-cell loops; outputs that the caller owns are released with the matching *_free call.
+ * Every function that can fail returns NM_OK or a negative NM_ERR_* and fills err. */
+#ifndef NM_GRID_H
+#define NM_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "base/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest window the operators accept, cells (cell numbers and indices are 32-bit). */
+#define NM_GRID_MAX_CELLS 0x7FFFFFFFu
+
+/* ---- window -------------------------------------------------------------------------------- */
+/* A rectangle of cells. [Limits: 1 <= nx, ny; nx*ny <= NM_GRID_MAX_CELLS] */
+typedef struct nm_grid_window {
+    double x0, y0; /* origin, px */
+    int32_t nx;    /* width, cells */
+    int32_t ny;    /* height, cells */
+} nm_grid_window;
+
+/* Checks the window limits; NM_ERR_ARG with a message otherwise. */
+int nm_grid_window_check(const nm_grid_window *w, nm_error *err);
+
+/* ---- samples (栅格化 output) --------------------------------------------------------------- */
+/* Height samples as three parallel columns. Also used as the input list of PackSpans, where each
+ * entry is one already-merged span. */
+typedef struct nm_grid_samples {
+    uint32_t *cell; /* cell number in the window [Limits: < nx*ny] */
+    float *h;       /* height, m */
+    uint8_t *ins;   /* 1 when the cell centre lies inside the triangle (core candidate), else 0 */
+    size_t n;       /* entries in use [Limits: < 2^32] */
+    size_t cap;     /* entries allocated */
+} nm_grid_samples;
+
+/* Makes room for `more` further entries (amortised doubling). */
+int nm_grid_samples_reserve(nm_grid_samples *s, size_t more, nm_error *err);
+/* Appends one entry; fails only on NM_ERR_NOMEM. */
+int nm_grid_samples_push(nm_grid_samples *s, uint32_t cell, float h, uint8_t ins, nm_error *err);
+void nm_grid_samples_free(nm_grid_samples *s);
+
+/* Walkable triangle mesh handed to the rasteriser (a view; nothing is copied). */
+typedef struct nm_grid_mesh {
+    const float *verts;     /* nverts * {u px, v px, h m} [Limits: finite on walkable triangles] */
+    size_t nverts;
+    const uint32_t *tris;   /* ntris * 3 vertex indices, edge k runs from corner k to (k+1)%3
+                             * [Limits: < nverts] */
+    size_t ntris;
+    const uint8_t *walkable; /* ntris flags, 0 = skipped (no samples); NULL = all walkable */
+} nm_grid_mesh;
+
+/* Rasterize (栅格化): appends to `out` one sample per cell of `win` that each walkable triangle
+ * touches (2-D separating-axis test over 5 axes, closed intervals; scan range by floor, so cells
+ * touching only the left/bottom edge of a triangle whose extreme lies on a grid line get none),
+ * with the barycentric height at the cell centre after clamping (t to [0,1], s to [0,1-t]) and
+ * the ins bit; then a second pass adds, for every walkable triangle, one sample at its centroid
+ * cell (trunc of the centroid offset) with the mean vertex height and ins = 0. Vertical (zero
+ * area) triangles take |D| < 1e-12 as D = 1e-12. Sample order: triangles in index order, cells
+ * row-major inside each triangle's range, then the centroid samples in triangle order.
+ * Errors: NM_ERR_ARG for a bad window, vertex index or non-finite vertex, NM_ERR_NOMEM (the
+ * samples appended so far stay in `out`, which the caller frees). */
+int nm_grid_rasterize(const nm_grid_window *win, const nm_grid_mesh *mesh, nm_grid_samples *out,
+                      nm_error *err);
+
+/* ---- span table (span 合并, PackSpans) ------------------------------------------------------ */
+/* Columnar spans of a window. sp_cell/sp_h/sp_ins are sorted by cell, then by height; cs[k] is the
+ * first span of the k-th occupied cell (cs[nocc] = nspans). occ_bits has one bit per cell (bit
+ * c % 64 of word c / 64) and occ_rank[w] counts the occupied cells before word w, so a cell's
+ * occupied index is occ_rank[w] + popcount(occ_bits[w] & (2^b - 1)). face[k] is the facade bit of
+ * occupied cell k: n != 2 and h_max - h_min > kClimb (3 m) for its n spans (so at least three). */
+typedef struct nm_span_table {
+    nm_grid_window win;
+    uint32_t nspans;
+    uint32_t nocc;      /* occupied cells */
+    uint32_t *sp_cell;  /* [nspans] */
+    float *sp_h;        /* [nspans] m */
+    uint8_t *sp_ins;    /* [nspans] 1 when some merged sample had ins = 1 */
+    uint32_t *cs;       /* [nocc + 1] */
+    uint8_t *face;      /* [nocc] */
+    uint64_t *occ_bits; /* [(nx*ny + 63) / 64] */
+    uint32_t *occ_rank; /* [(nx*ny + 63) / 64] */
+} nm_span_table;
+
+/* BuildSpans (span 合并): sorts the samples by (cell, height) — two-level counting sort on the
+ * cell number, then insertion sort by height inside a cell — and cuts each cell's samples into
+ * spans: a new span opens when h - h_first > kMergeH (0.25 m), where h_first is the span's first
+ * sample; the span height is the mean of its samples. Then packs them like PackSpans. The samples
+ * are left untouched. Errors: NM_ERR_ARG (cell out of the window), NM_ERR_NOMEM. */
+int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *samples,
+                        nm_span_table *out, nm_error *err);
+
+/* PackSpans: stores already-merged spans (any order) as the columnar table, sorting by cell then
+ * height and computing occ_bits, occ_rank, cs and face. CONSUMES `spans`: its columns are moved
+ * and freed one by one (so input and output never both exist whole), and it is left empty on
+ * every path. Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_span_table *out,
+                       nm_error *err);
+
+void nm_span_table_free(nm_span_table *t);
+
+/* Occupied index of cell c (0..nocc-1), or -1 when the cell has no span or c is out of range.
+ * One bit test and one popcount. */
+int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c);
+/* Spans of cell c: *first = first span index, returns the count (0 when empty). */
+uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first);
+/* face bit of cell c (false for empty cells). */
+bool nm_span_cell_face(const nm_span_table *t, uint32_t c);
+
+/* ---- seam bridge (补缝) --------------------------------------------------------------------- */
+/* AppendSeamBridge: for every empty cell of `pre` whose left and right (then: upper and lower)
+ * neighbours both hold spans, finds the pair of spans across the gap with the smallest |dh| (first
+ * pair wins ties, left/upper spans outer loop, both ascending); if |dh| <= kClimb (3 m) it appends
+ * a sample at the gap with h = (h_a + h_b)/2 and ins = 0. The x pass runs before the y pass and
+ * both judge occupancy on `pre` only (the table built before bridging), so bridged samples never
+ * enable further bridges. Rebuild spans from the samples afterwards. Errors: NM_ERR_NOMEM. */
+int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *samples, nm_error *err);
+
+/* ---- regions (类号) ------------------------------------------------------------------------- */
+/* LabelRegions: union-find over spans; the spans of cell c and of its +x and +y neighbours are
+ * linked when |h_u - h_v| <= kClimb. rid[k] (caller array of t->nspans) receives 1-based region
+ * numbers, numbered in order of each region's first span. *nregions gets the count.
+ * Errors: NM_ERR_NOMEM. */
+int nm_grid_label_regions(const nm_span_table *t, uint32_t *rid, uint32_t *nregions,
+                          nm_error *err);
+
+/* ---- core morphology (填洞与合缝) ----------------------------------------------------------- */
+/* FillHoles: every 4-connected component of cells with mask == 0 that does not touch the window
+ * edge, has at most NM_kHoleMaxCells (32) cells and holds no protected cell (prot != 0; prot may be
+ * NULL) is set to 1 in mask. mask, prot: nx*ny bytes. *filled (may be NULL) gets the cells set.
+ * Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *prot,
+                       size_t *filled, nm_error *err);
+
+/* CloseCracks: at most 4 rounds with k = max(1, rint(0.5/kCS)) = 2 cells. In a round, every cell
+ * with layer != 0, core == 0 and prot == 0 joins the core when core cells lie within k cells on
+ * both sides horizontally (some a, b in [1, k] with core at x+a and x-b) or on both sides
+ * vertically; the additions are applied after the whole sweep, and the loop stops early when a
+ * round adds nothing. layer, prot may be NULL (= every cell in the layer / none protected).
+ * *rounds (may be NULL) gets the rounds that added cells. Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+int nm_grid_close_cracks(int32_t nx, int32_t ny, uint8_t *core, const uint8_t *layer,
+                         const uint8_t *prot, int *rounds, nm_error *err);
+
+/* ---- clearance (净空) ----------------------------------------------------------------------- */
+#define NM_GRID_EDT_COLCAP 196 /* column distance cap, cells (4 * kEdtCells) */
+
+/* Clearance: two-pass truncated Euclidean distance transform. obst: nx*ny bytes, non-zero =
+ * obstacle; cells outside the window count as free. q (caller array of nx*ny) receives the
+ * squared cell distance from each cell centre to the nearest obstacle centre: exact while it is
+ * <= 48^2 (12 px), otherwise some value > 48^2 (<= 196^2 + 49^2); 0 on obstacle cells. `workers`
+ * as for nm_workers_for; the output does not depend on it. Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, int workers,
+                      nm_error *err);
+/* GridClearance: min(sqrt(q) * kCS, kEdtCap) px, computed in float. */
+float nm_grid_clearance_px(uint16_t q);
+
+/* NearestSource: 8SSEDT-style vector propagation. src (caller array of nx*ny) receives for each
+ * cell the cell number of its (approximately) nearest obstacle, or -1 when there is none. Pass 1
+ * top to bottom: left to right from N, NW, NE, W, then right to left from E; pass 2 bottom to top:
+ * right to left from S, SW, SE, E, then left to right from W. A candidate replaces the current
+ * source only when strictly nearer (ties keep the existing source). Errors: NM_ERR_ARG. */
+int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
+                           nm_error *err);
+
+/* MedialAxis (lambda-medial axis, lambda = kClrLambda = 2 cells): medial[c] = 1 for a free cell c
+ * having a free 8-neighbour o, both with a source, such that the squared cell distance between
+ * src[o] and src[c] is >= ceil((kClrLambda/kCS)^2) = 4; else 0. medial: nx*ny bytes.
+ * Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
+                        nm_error *err);
+
+/* ---- vertical reachability (垂直可达判据) ---------------------------------------------------- */
+/* Fall gate (FallGate): asked about a ledge drop (take-off cell/height -> landing cell/height,
+ * cells of the span table's window) that passed the look-ahead. Returns true when the collision
+ * geometry blocks it. NULL function = no gate, drops pass. */
+typedef bool (*nm_fall_gate_fn)(void *ctx, uint32_t from_cell, double h_from, uint32_t to_cell,
+                                double h_to);
+typedef struct nm_fall_gate {
+    nm_fall_gate_fn fn;
+    void *ctx;
+} nm_fall_gate;
+
+/* levelAt(s, h, tol): does the column s cells along (dx, dy) from (i, j) hold a span with height in
+ * [h - tol, h + tol]? Out of the window: no. */
+bool nm_grid_level_at(const nm_span_table *t, int32_t i, int32_t j, int dx, int dy, int s,
+                      double h, double tol);
+/* rasterFace(s): the face bit of the column s cells along (dx, dy) (false outside / empty). */
+bool nm_grid_raster_face(const nm_span_table *t, int32_t i, int32_t j, int dx, int dy, int s);
+
+/* RiseOk: can a character step from the span at height ha (m) in column (i, j) to the span at
+ * height hb in column (i + dx, j + dy)? The 10 steps of the article in its order (kDrop,
+ * drop look-ahead over kSeamCells with tolerance kClimb and the fall gate, slope, diagonal slope,
+ * facade, kStepUp, kBumpUp, narrow bump over 2..kBumpCells, shallow dip over 1..kDipCells).
+ * [Limits: dx, dy in {-1, 0, 1}, not both 0] gate may be NULL. */
+bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i, int32_t j,
+                     int dx, int dy, double ha, double hb);
+
+/* The 4 canonical step directions of the step bits: (1,0), (0,1), (1,1), (1,-1). */
+extern const int nm_grid_step_dx[4];
+extern const int nm_grid_step_dy[4];
+
+/* Step bits of span k: for each direction i, the partner is the span of cell c + d_i with the
+ * smallest |dh| among those with |dh| <= kClimb (and, when rid is not NULL, the same rid; lower
+ * height wins ties); without a partner both bits stay 0. Bit 2i = RiseOk(c -> b) fails,
+ * bit 2i+1 = RiseOk(b -> c) fails. */
+uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                          uint32_t k);
+
+/* ---- walls (标墙) --------------------------------------------------------------------------- */
+/* One boundary edge: end points in px, end heights in m, and its id (triangle, edge). Every
+ * boundary edge is a wall: the mesh does not say whether it is a wall, a cliff or a seam. */
+typedef struct nm_grid_wall {
+    double x0, y0, h0;
+    double x1, y1, h1;
+    uint32_t tri;
+    uint8_t edge;
+} nm_grid_wall;
+
+/* BakeWalls: collects the boundary edges of the walkable triangles (edge k runs from vertex k to
+ * vertex (k+1) % 3; boundary[t] bit k set = that edge has no neighbour) whose bounding box meets
+ * the window grown by NM_GRID_WALL_PAD px, in (triangle, edge) order. Unwalkable triangles give
+ * no edges. *walls is allocated here (release with nm_free), *nwalls gets the count.
+ * Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
+#define NM_GRID_WALL_PAD 4.0 /* px (kWallBBoxPad) */
+int nm_grid_bake_walls(const nm_grid_window *win, const nm_grid_mesh *mesh,
+                       const uint8_t *boundary, nm_grid_wall **walls, size_t *nwalls,
+                       nm_error *err);
+
+/* StampWalls: samples each edge every <= 0.1 px (N = max(ceil(L / (0.4*kCS)), 1) + 1 points at
+ * t_k = k/(N-1)) and sets dead[k] = 1 for every span k of each sampled cell with
+ * |h - (h0 + h1)/2| <= kMcHBand (8 m). dead: t->nspans bytes. *stamped (may be NULL) counts
+ * spans newly set. Errors: NM_ERR_ARG. */
+int nm_grid_stamp_walls(const nm_span_table *t, const nm_grid_wall *walls, size_t nwalls,
+                        uint8_t *dead, size_t *stamped, nm_error *err);
+
+/* ---- strongly connected components (可达域) ------------------------------------------------- */
+/* A directed graph in CSR form: the edges of node v are adj[off[v] .. off[v+1]). */
+typedef struct nm_graph {
+    uint32_t n;
+    const uint32_t *off; /* [n + 1] */
+    const uint32_t *adj; /* [off[n]] targets [Limits: < n] */
+} nm_graph;
+
+/* Condensation of a graph: comp[v] in 1..ncomp for each node (components numbered in order of
+ * their smallest node), and the DAG edges between components as sorted unique (src, dst) pairs
+ * in CSR form (dag_off[ncomp + 1] indexed by component - 1; dag_adj holds 1-based ids). */
+typedef struct nm_scc {
+    uint32_t n;
+    uint32_t ncomp;
+    uint32_t *comp;     /* [n] */
+    uint32_t *dag_off;  /* [ncomp + 1] */
+    uint32_t *dag_adj;  /* [dag_off[ncomp]] */
+} nm_scc;
+
+/* Iterative Tarjan (no recursion depth limit) plus the condensation DAG.
+ * Errors: NM_ERR_ARG (edge target out of range), NM_ERR_NOMEM. */
+int nm_grid_scc(const nm_graph *g, nm_scc *out, nm_error *err);
+void nm_scc_free(nm_scc *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,202 @@
+/* regions.c — region numbers and the core mask morphology (design article 预烘场 / 类号 and
+ * 填洞与合缝): LabelRegions by union-find over +x/+y neighbours, FillHoles over 4-connected
+ * components of the complement, CloseCracks in rounds applied after each sweep. */
+#include "grid/grid.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- LabelRegions --------------------------------------------------------------------------- */
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]]; /* path halving, no recursion */
+        x = parent[x];
+    }
+    return x;
+}
+
+/* The root of a group is its smallest span index, so the result does not depend on link order. */
+static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a < b)
+        parent[b] = a;
+    else if (b < a)
+        parent[a] = b;
+}
+
+/* Links the spans of two neighbouring cells whose heights differ by at most kClimb. Both columns
+ * are sorted by height, so the partners of each span form a sliding range. */
+static void link_columns(const nm_span_table *t, uint32_t *parent, uint32_t c, uint32_t d)
+{
+    uint32_t fa, fb;
+    uint32_t na = nm_span_cell_spans(t, c, &fa), nb = nm_span_cell_spans(t, d, &fb);
+    uint32_t lo = 0;
+    for (uint32_t u = 0; u < na; u++) {
+        double hu = t->sp_h[fa + u];
+        while (lo < nb && (double)t->sp_h[fb + lo] < hu - NM_kClimb)
+            lo++;
+        for (uint32_t v = lo; v < nb && (double)t->sp_h[fb + v] <= hu + NM_kClimb; v++)
+            if (fabs(hu - (double)t->sp_h[fb + v]) <= NM_kClimb)
+                uf_union(parent, fa + u, fb + v);
+    }
+}
+
+int nm_grid_label_regions(const nm_span_table *t, uint32_t *rid, uint32_t *nregions,
+                          nm_error *err)
+{
+    if (!t || (!rid && t->nspans))
+        return nm_fail(err, NM_ERR_ARG, "LabelRegions: missing table or output");
+    uint32_t *parent = nm_malloc((t->nspans ? t->nspans : 1) * sizeof *parent);
+    if (!parent)
+        return nm_fail(err, NM_ERR_NOMEM, "LabelRegions: %u spans", (unsigned)t->nspans);
+    for (uint32_t k = 0; k < t->nspans; k++)
+        parent[k] = k;
+    const uint32_t nx = (uint32_t)t->win.nx, ny = (uint32_t)t->win.ny;
+    for (uint32_t o = 0; o < t->nocc; o++) {
+        uint32_t c = t->sp_cell[t->cs[o]];
+        uint32_t i = c % nx, j = c / nx;
+        if (i + 1 < nx)
+            link_columns(t, parent, c, c + 1);
+        if (j + 1 < ny)
+            link_columns(t, parent, c, c + nx);
+    }
+    /* Number regions in order of their first span: a root is its group's smallest index. */
+    uint32_t next = 0;
+    for (uint32_t k = 0; k < t->nspans; k++) {
+        uint32_t r = uf_find(parent, k);
+        rid[k] = r == k ? ++next : rid[r];
+    }
+    nm_free(parent);
+    if (nregions)
+        *nregions = next;
+    return NM_OK;
+}
+
+/* ---- FillHoles ------------------------------------------------------------------------------ */
+
+static int mask_args(int32_t nx, int32_t ny, const void *mask, const char *who, nm_error *err)
+{
+    if (nx < 1 || ny < 1 || (uint64_t)nx * (uint64_t)ny > NM_GRID_MAX_CELLS)
+        return nm_fail(err, NM_ERR_ARG, "%s: bad window %d x %d", who, (int)nx, (int)ny);
+    if (!mask)
+        return nm_fail(err, NM_ERR_ARG, "%s: missing mask", who);
+    return NM_OK;
+}
+
+int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *prot,
+                       size_t *filled, nm_error *err)
+{
+    int rc = mask_args(nx, ny, mask, "FillHoles", err);
+    if (rc)
+        return rc;
+    size_t n = (size_t)nx * (size_t)ny;
+    uint8_t *seen = nm_calloc(n, 1);
+    uint32_t *queue = nm_malloc(n * sizeof *queue);
+    if (!seen || !queue) {
+        nm_free(seen);
+        nm_free(queue);
+        return nm_fail(err, NM_ERR_NOMEM, "FillHoles: %zu cells", n);
+    }
+    size_t total = 0;
+    for (size_t start = 0; start < n; start++) {
+        if (mask[start] || seen[start])
+            continue;
+        /* Breadth-first over the 4-connected component; the queue segment is the component. */
+        size_t head = 0, tail = 0;
+        bool edge = false, guarded = false;
+        queue[tail++] = (uint32_t)start;
+        seen[start] = 1;
+        while (head < tail) {
+            uint32_t c = queue[head++];
+            int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
+            if (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)
+                edge = true;
+            if (prot && prot[c])
+                guarded = true;
+            const int32_t di[4] = {1, -1, 0, 0}, dj[4] = {0, 0, 1, -1};
+            for (int k = 0; k < 4; k++) {
+                int32_t a = i + di[k], b = j + dj[k];
+                if (a < 0 || b < 0 || a >= nx || b >= ny)
+                    continue;
+                uint32_t d = (uint32_t)b * (uint32_t)nx + (uint32_t)a;
+                if (!mask[d] && !seen[d]) {
+                    seen[d] = 1;
+                    queue[tail++] = d;
+                }
+            }
+        }
+        if (!edge && !guarded && tail <= NM_kHoleMaxCells) {
+            for (size_t k = 0; k < tail; k++)
+                mask[queue[k]] = 1;
+            total += tail;
+        }
+    }
+    nm_free(seen);
+    nm_free(queue);
+    if (filled)
+        *filled = total;
+    return NM_OK;
+}
+
+/* ---- CloseCracks ---------------------------------------------------------------------------- */
+
+#define CRACK_ROUNDS 4
+
+/* Some core cell within 1..k cells from (i, j) along (di, dj); outside the window is not core. */
+static bool core_within(const uint8_t *core, int32_t nx, int32_t ny, int32_t i, int32_t j,
+                        int di, int dj, int k)
+{
+    for (int a = 1; a <= k; a++) {
+        int32_t x = i + a * di, y = j + a * dj;
+        if (x < 0 || y < 0 || x >= nx || y >= ny)
+            return false;
+        if (core[(size_t)y * (size_t)nx + (size_t)x])
+            return true;
+    }
+    return false;
+}
+
+int nm_grid_close_cracks(int32_t nx, int32_t ny, uint8_t *core, const uint8_t *layer,
+                         const uint8_t *prot, int *rounds, nm_error *err)
+{
+    int rc = mask_args(nx, ny, core, "CloseCracks", err);
+    if (rc)
+        return rc;
+    /* k = max(1, rint(0.5 / kCS)) = 2 cells: cracks up to 3 cells (0.75 px) close. */
+    int k = (int)nearbyint(0.5 / NM_kCS);
+    if (k < 1)
+        k = 1;
+    size_t n = (size_t)nx * (size_t)ny;
+    uint32_t *add = nm_malloc(n * sizeof *add);
+    if (!add)
+        return nm_fail(err, NM_ERR_NOMEM, "CloseCracks: %zu cells", n);
+    int used = 0;
+    for (int round = 0; round < CRACK_ROUNDS; round++) {
+        size_t na = 0;
+        for (int32_t j = 0; j < ny; j++)
+            for (int32_t i = 0; i < nx; i++) {
+                size_t c = (size_t)j * (size_t)nx + (size_t)i;
+                if (core[c] || (layer && !layer[c]) || (prot && prot[c]))
+                    continue;
+                bool horiz = core_within(core, nx, ny, i, j, 1, 0, k) &&
+                             core_within(core, nx, ny, i, j, -1, 0, k);
+                bool vert = core_within(core, nx, ny, i, j, 0, 1, k) &&
+                            core_within(core, nx, ny, i, j, 0, -1, k);
+                if (horiz || vert)
+                    add[na++] = (uint32_t)c;
+            }
+        if (!na)
+            break;
+        for (size_t a = 0; a < na; a++) /* set after the sweep, never during it */
+            core[add[a]] = 1;
+        used++;
+    }
+    nm_free(add);
+    if (rounds)
+        *rounds = used;
+    return NM_OK;
+}

@@ -1,0 +1,237 @@
+/* route.h — the planner's entry (design article 前置检查与选类, 窗口分档): engine load, the checks
+ * before the window in the article's order, the region pick (pickStartRec / pickDeckRec), the
+ * core distance of both ends on the whole zone, the authored no-go table, and the window tiers
+ * (allowed cost per level, ellipse rectangle, Tentative / Capped / Full, level skipping, the
+ * limit1 / limit2 checks of a small window and the twelve escalation reasons).
+ *
+ * Units: px on the zone's map, cells of NM_kCS = 0.25 px, heights in m. Cell rectangles are
+ * inclusive global cell ranges. */
+#ifndef NM_ROUTE_H
+#define NM_ROUTE_H
+
+#include "../base/base.h"
+#include "../pack/pack.h"
+#include "../pack/grid_io.h"
+#include "../window/window.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================================================
+ * 窗口分档 — window tiers
+ * ============================================================================================== */
+
+/* Inclusive global cell rectangle; empty when x1 < x0 or y1 < y0 (ZoneBoundsPx). */
+typedef struct nm_cell_rect {
+    int64_t x0, y0, x1, y1;
+} nm_cell_rect;
+
+bool nm_cell_rect_empty(const nm_cell_rect *r);
+/* Cells of the rectangle (0 when empty). */
+uint64_t nm_cell_rect_area(const nm_cell_rect *r);
+nm_cell_rect nm_cell_rect_intersect(const nm_cell_rect *a, const nm_cell_rect *b);
+bool nm_cell_rect_equal(const nm_cell_rect *a, const nm_cell_rect *b);
+bool nm_cell_rect_contains(const nm_cell_rect *outer, const nm_cell_rect *inner);
+
+/* 三种窗口 */
+typedef enum nm_tier_kind { NM_TIER_TENTATIVE = 0, NM_TIER_CAPPED = 1, NM_TIER_FULL = 2 } nm_tier_kind;
+const char *nm_tier_kind_name(nm_tier_kind k);
+
+/* The leg as the tiers see it: raw start and goal (the ellipse foci), the snapped start (only in
+ * the endpoint box; the goal's snap point is not). px. */
+typedef struct nm_tier_leg {
+    double sx, sy, gx, gy;
+    double ssx, ssy;
+} nm_tier_leg;
+
+/* L = |goal - start| / kCS, cells. */
+double nm_tier_leg_cells(const nm_tier_leg *leg);
+/* 椭圆档位: C_k = kRatio0 * kRatioStep^level * L + kCostSlack, cells. */
+double nm_tier_allowed_cost(double leg_cells, int level);
+/* rectFor: the ellipse {p : |p-S| + |p-G| <= C} (a = C/2, b = sqrt(max(C^2 - L^2, 0))/2, angle
+ * theta), its bounding box centred on the midpoint, united with the endpoint box (cells of the raw
+ * start, snapped start and goal), grown by kTrustMargin + 8 = 72 cells on every side. Not
+ * clipped. */
+nm_cell_rect nm_tier_ellipse_rect(const nm_tier_leg *leg, double cost);
+/* The region rectangle of the Full window: the region's bounding box grown by kFieldHalo. */
+nm_cell_rect nm_tier_region_rect(const nm_cell_rect *bbox);
+
+/* One tier's choice. */
+typedef struct nm_tier_choice {
+    nm_tier_kind kind;
+    nm_cell_rect rect;   /* the window (clipped to the region rectangle) */
+    double cost;         /* allowed cost C used (cells); the region's for Full */
+    int level;
+} nm_tier_choice;
+
+/* The window of one level (三种窗口, in the article's order): Full when the region rectangle has
+ * <= kLocalMaxCells and the ellipse rectangle covers it or reaches 80 % of it; Tentative when
+ * the (clipped) ellipse rectangle has <= kLocalMaxCells; else Capped: 40 bisections of C in
+ * [L, C_k] for the largest rectangle within kLocalMaxCells, the segment's own rectangle (C = L)
+ * when even that is over. */
+nm_tier_choice nm_tier_window(const nm_tier_leg *leg, const nm_cell_rect *region_rect, int level);
+
+/* The tier loop's state (椭圆档位). */
+typedef struct nm_tier_state {
+    int tier;             /* round, from 0 */
+    int level;            /* ellipse level */
+    bool force_full;      /* the last round asked for the Full window */
+    bool have_prev;
+    nm_cell_rect prev;    /* last round's window */
+    int skipped;          /* levels skipped because the window did not grow */
+} nm_tier_state;
+
+void nm_tier_state_init(nm_tier_state *s);
+/* Next round's window: Full when asked; else the level's window, raising the level while a
+ * Tentative window equals the previous round's (going Full past kMaxLevel). Then the Full size
+ * check: NM_ERR_STATE "region too large" when a Full window exceeds kMaxCells. */
+int nm_tier_next(nm_tier_state *s, const nm_tier_leg *leg, const nm_cell_rect *region_rect,
+                 nm_tier_choice *out, nm_error *err);
+
+/* What a round ended with, and what the loop does next (判结果). */
+typedef enum nm_tier_outcome {
+    NM_TIER_BUILD_FAILED = 0, /* buildWindow failed */
+    NM_TIER_ESCALATE = 1,     /* the search asked for the next tier */
+    NM_TIER_NO_PATH = 2,      /* the search found no route */
+    NM_TIER_ROUTE = 3         /* a route */
+} nm_tier_outcome;
+typedef enum nm_tier_action {
+    NM_TIER_NEXT_LEVEL = 0,   /* level + 1, next round */
+    NM_TIER_NEXT_FULL = 1,    /* next round uses the Full window */
+    NM_TIER_FAIL = 2,         /* report the error */
+    NM_TIER_ACCEPT = 3        /* take the route (final checks follow) */
+} nm_tier_action;
+nm_tier_action nm_tier_after(nm_tier_state *s, const nm_tier_choice *c,
+                             const nm_cell_rect *region_rect, nm_tier_outcome o);
+
+/* 小窗结果的检查: limit1 = min over both endpoint cells of the distance to the nearest window
+ * edge, minus kTrustMargin. (si, sj), (gi, gj): window cells (trunc). */
+double nm_route_limit1(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj);
+/* limit2 = min over the four edges of R = [m-1, nx-m] x [m-1, ny-m] (m = 64) of
+ * min F(e(t)), F(p) = |p - s| + |p - g|, by 100 ternary-search steps each, minus 1. */
+double nm_route_limit2(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj);
+/* The early give-up bound of the baseline and topology searches: limit2 - (ds + dg)/kCS + 1. */
+double nm_route_give_up(double limit2, double ds_px, double dg_px);
+/* After a solve: cost + (ds + dg)/kCS >= limit2 escalates. */
+bool nm_route_cost_escalates(double cost, double ds_px, double dg_px, double limit2);
+/* A snap distance escalates when d/kCS >= limit1; an access path when cost/100 >= limit1. */
+bool nm_route_snap_escalates(double d_px, double limit1);
+bool nm_route_access_escalates(int32_t chamfer_cost, double limit1);
+
+/* 放大窗口的原因: the twelve reasons and their switches. */
+typedef enum nm_escalation {
+    NM_ESC_NEAR_EDGE = 0,     /* 端点离窗边太近 (tentative) */
+    NM_ESC_SNAP_FAR,          /* 吸附距离太远 (bounded) */
+    NM_ESC_NO_CHANNEL,        /* 端点接不进通道 (strict) */
+    NM_ESC_ACCESS_LONG,       /* 端点接入路径太长 (bounded) */
+    NM_ESC_UNLINKED,          /* 掩膜里两端不连通 (strict) */
+    NM_ESC_WALK_NO_PATH,      /* walk 掩膜上无解 (strict) */
+    NM_ESC_COST_BOUND,        /* 搜索代价碰到可信区边界 (bounded) */
+    NM_ESC_CELL_FALLBACK,     /* 要退到格级 (strict) */
+    NM_ESC_BASE_NO_PATH,      /* 基线无解 (strict) */
+    NM_ESC_TOPO_NO_PATH,      /* 拓扑层无解 (strict) */
+    NM_ESC_BAND_EDGE,         /* 走廊带进了外圈 (bounded) */
+    NM_ESC_GEO_NO_PATH,       /* 几何层在走廊里无解 (strict) */
+    NM_ESC_COUNT
+} nm_escalation;
+typedef enum nm_esc_switch { NM_SW_TENTATIVE = 0, NM_SW_BOUNDED = 1, NM_SW_STRICT = 2 } nm_esc_switch;
+nm_esc_switch nm_escalation_switch(nm_escalation e);
+const char *nm_escalation_name(nm_escalation e);
+/* The three switches: tentative in Tentative and Capped, bounded and strict in Tentative only. */
+bool nm_tier_switch_on(nm_tier_kind k, nm_esc_switch sw);
+bool nm_escalation_enabled(nm_escalation e, nm_tier_kind k);
+/* Maps (B)'s NM_SEARCH_ESC_* to this enum (NM_ESC_COUNT for none). */
+nm_escalation nm_escalation_from_search(int search_reason);
+
+/* ================================================================================================
+ * 选类 — region pick
+ * ============================================================================================== */
+
+#define NM_PICK_RADIUS 32 /* ceil(kSnapRadius / kCS): the box is 65 x 65 cells */
+
+typedef struct nm_pick_rec {
+    int32_t gx, gy;   /* global cell */
+    float h;
+    uint32_t rid;
+    uint8_t flags;
+} nm_pick_rec;
+
+/* pickStartRec: within the (2r+1)^2 box around global cell (cgx, cgy) of a decoded patch, the
+ * record with Walk, without Ghost and Fill, |h - h0| <= kClimb, minimising (squared cell
+ * distance, |h - h0|); ties keep the smaller cell number of the patch, then the stored order.
+ * Returns true when found. */
+bool nm_pick_start_rec(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, double h0,
+                       nm_pick_rec *out);
+/* pickDeckRec: the same with Walk, without Fill (Ghost allowed), |h - deck_y| <= kDeckBand. */
+bool nm_pick_deck_rec(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, double deck_y,
+                      nm_pick_rec *out);
+
+/* 选类 steps 1-4: start record around the raw start's cell, else around the snapped start's;
+ * the region and seed from it; a declared goal deck replaces only the region (deck patch around
+ * the goal). Errors (NM_ERR_STATE) with the article's messages: "no walkable cell near the
+ * start", "no declared deck near the goal". */
+typedef struct nm_region_pick {
+    uint32_t region;
+    int64_t seed_gx, seed_gy;
+    double seed_h;
+    bool deck_region;    /* the region came from the goal deck */
+} nm_region_pick;
+int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double ssx, double ssy,
+                   double h0, const nm_bgrd_out *goal_patch, double gx, double gy, bool deck_set,
+                   double deck_y, nm_region_pick *out, nm_error *err);
+
+/* 端点到核心可走区的距离 (coreAnchorPx): both ends at once on the whole zone. Boxes of half side
+ * 64 cells around each end's cell; every non-empty tile meeting a box decoded once; per end the
+ * smallest squared cell distance to a Core record in the tiles' own rectangles; sqrt * kCS; 16
+ * when none. */
+int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
+                      double gy, double *ds, double *dg, nm_error *err);
+
+/* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
+int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
+                   nm_error *err);
+
+/* ================================================================================================
+ * Authored no-go table (reference-maaend.md §4.9)
+ * ============================================================================================== */
+
+typedef struct nm_nogo_entry {
+    double *xy;          /* n points */
+    uint32_t n;
+    char *id;            /* may be NULL */
+    char *tier;          /* may be NULL: drawn on the base map */
+} nm_nogo_entry;
+
+typedef struct nm_nogo_zone {
+    char *name;
+    nm_nogo_entry *polys;
+    uint32_t npolys;
+} nm_nogo_zone;
+
+typedef struct nm_nogo_table {
+    nm_nogo_zone *zones;
+    uint32_t nzones;
+} nm_nogo_table;
+
+/* Parses {version: 1, zones: {name: [{poly: [[x, y], ...] (>= 3), id?, tier?}]}}. Every error
+ * (NM_ERR_CORRUPT) names the zone, the entry and the field. */
+int nm_nogo_parse(const char *json, size_t len, const char *name, nm_nogo_table *out,
+                  nm_error *err);
+/* Reads the file: missing = an empty table (NM_OK, *missing = true); unreadable or invalid = an
+ * error (the engine is unusable). */
+int nm_nogo_load(const char *path, nm_nogo_table *out, bool *missing, nm_error *err);
+void nm_nogo_table_free(nm_nogo_table *t);
+const nm_nogo_zone *nm_nogo_find_zone(const nm_nogo_table *t, const char *zone);
+/* The zone's polygons as window-build rings: tier polygons banded on the tier's floor_y when it
+ * has one (the tier must exist in the pack: NM_ERR_CORRUPT otherwise). *polys nm_malloc'd (the
+ * points are borrowed from the table). */
+int nm_nogo_resolve(const nm_nogo_table *t, const nm_pack *pack, const char *zone,
+                    nm_nogo_poly **polys, uint32_t *n, nm_error *err);
+/* Index of the first polygon holding (x, y) at height h (band on h), or -1. */
+int nm_nogo_hit(const nm_nogo_poly *polys, uint32_t n, double x, double y, double h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

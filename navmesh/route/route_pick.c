@@ -1,0 +1,200 @@
+/* route_pick.c — the checks of 前置检查与选类 that read the grid: the region pick on the two
+ * small patches (pickStartRec, pickDeckRec), the core distance of both ends on the whole zone
+ * (coreAnchorPx, tiles decoded once) and a region's bounding box (类的包围盒). */
+#include "route.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct pick_key {
+    int64_t d2;
+    double dh;
+} pick_key;
+
+/* Smallest (squared cell distance, height difference) in the 65 x 65 box; scanning the patch in
+ * cell order then stored order and replacing only on a strictly smaller key keeps the first. */
+static bool pick(const nm_bgrd_out *p, int64_t cgx, int64_t cgy, double href, double band,
+                 uint8_t need, uint8_t exclude, nm_pick_rec *out)
+{
+    if (!p || p->n == 0) return false;
+    const int64_t w = (int64_t)p->gx1 - p->gx0, r = NM_PICK_RADIUS;
+    bool found = false;
+    pick_key best = {0, 0};
+    int64_t best_cell = 0;
+    for (size_t k = 0; k < p->n; k++) {
+        const nm_grid_rec *rc = &p->recs[k];
+        if ((rc->flags & need) != need || (rc->flags & exclude)) continue;
+        int64_t gx = p->gx0 + rc->cell % w, gy = p->gy0 + rc->cell / w;
+        int64_t dx = gx - cgx, dy = gy - cgy;
+        if (dx < -r || dx > r || dy < -r || dy > r) continue;
+        double dh = fabs((double)rc->h - href);
+        if (dh > band) continue;
+        pick_key key = {dx * dx + dy * dy, dh};
+        bool better = !found || key.d2 < best.d2 || (key.d2 == best.d2 && key.dh < best.dh) ||
+                      (key.d2 == best.d2 && key.dh == best.dh && rc->cell < best_cell);
+        if (better) {
+            found = true;
+            best = key;
+            best_cell = rc->cell;
+            *out = (nm_pick_rec){(int32_t)gx, (int32_t)gy, rc->h, rc->rid, rc->flags};
+        }
+    }
+    return found;
+}
+
+/* 选类: pickStartRec — Walk, no Ghost / Fill, within kClimb of the start height. */
+bool nm_pick_start_rec(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, double h0,
+                       nm_pick_rec *out)
+{
+    return pick(patch, cgx, cgy, h0, NM_kClimb, NM_GRID_WALK, NM_GRID_GHOST | NM_GRID_FILL, out);
+}
+
+/* 选类: pickDeckRec — Walk, no Fill, within kDeckBand of the declared deck. */
+bool nm_pick_deck_rec(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, double deck_y,
+                      nm_pick_rec *out)
+{
+    return pick(patch, cgx, cgy, deck_y, NM_kDeckBand, NM_GRID_WALK, NM_GRID_FILL, out);
+}
+
+static int64_t gcell(double px) { return (int64_t)floor(px / NM_kCS); }
+
+/* 选类 steps 1-4. */
+int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double ssx, double ssy,
+                   double h0, const nm_bgrd_out *goal_patch, double gx, double gy, bool deck_set,
+                   double deck_y, nm_region_pick *out, nm_error *err)
+{
+    nm_pick_rec r;
+    bool ok = nm_pick_start_rec(start_patch, gcell(sx), gcell(sy), h0, &r);
+    if (!ok) ok = nm_pick_start_rec(start_patch, gcell(ssx), gcell(ssy), h0, &r);
+    if (!ok)
+        return nm_fail(err, NM_ERR_STATE,
+                       "region pick: no walkable cell near the start (%.2f, %.2f) at height %.2f",
+                       sx, sy, h0);
+    out->region = r.rid;
+    out->seed_gx = r.gx;
+    out->seed_gy = r.gy;
+    out->seed_h = r.h;
+    out->deck_region = false;
+    if (deck_set) {
+        nm_pick_rec d;
+        if (!nm_pick_deck_rec(goal_patch, gcell(gx), gcell(gy), deck_y, &d))
+            return nm_fail(err, NM_ERR_STATE,
+                           "region pick: no declared deck at %.2f near the goal (%.2f, %.2f)",
+                           deck_y, gx, gy);
+        out->region = d.rid; /* only the region: the seed stays on the start side */
+        out->deck_region = true;
+    }
+    return NM_OK;
+}
+
+/* 端点到核心可走区的距离: both ends at once, each tile decoded once. */
+int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
+                      double gy, double *ds, double *dg, nm_error *err)
+{
+    const int64_t half = 2 * NM_PICK_RADIUS; /* 16 px = 64 cells */
+    if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "core distance: no zone %u", zone);
+    const nm_bgrd_zone *z = &g->zones[zone];
+    int64_t ex[2] = {gcell(sx), gcell(gx)}, ey[2] = {gcell(sy), gcell(gy)};
+    int64_t best[2] = {INT64_MAX, INT64_MAX};
+    nm_bgrd_scratch s;
+    memset(&s, 0, sizeof s);
+    nm_grid_rec *buf = NULL;
+    size_t cap = 0;
+    int rc = NM_OK;
+    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        if (t->records == 0) continue;
+        int64_t ox0 = (int64_t)t->gx0 + t->px0, ox1 = (int64_t)t->gx0 + t->px1;
+        int64_t oy0 = (int64_t)t->gy0 + t->py0, oy1 = (int64_t)t->gy0 + t->py1;
+        bool in[2];
+        for (int e = 0; e < 2; e++)
+            in[e] = !(ox1 < ex[e] - half || ox0 > ex[e] + half || oy1 < ey[e] - half || oy0 > ey[e] + half);
+        if (!in[0] && !in[1]) continue;
+        if (cap < t->records) {
+            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
+            if (!nb) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "core distance: out of memory");
+                break;
+            }
+            buf = nb;
+            cap = t->records;
+        }
+        rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
+        if (rc) break;
+        for (uint32_t k = 0; k < t->records; k++) {
+            if (!(buf[k].flags & NM_GRID_CORE)) continue;
+            int64_t lx = buf[k].cell % t->nx, ly = buf[k].cell / t->nx;
+            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
+            int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
+            for (int e = 0; e < 2; e++) {
+                if (!in[e]) continue;
+                int64_t d2 = (cx - ex[e]) * (cx - ex[e]) + (cy - ey[e]) * (cy - ey[e]);
+                if (d2 < best[e]) best[e] = d2;
+            }
+        }
+    }
+    nm_free(buf);
+    nm_bgrd_scratch_free(&s);
+    if (rc) return rc;
+    *ds = best[0] == INT64_MAX ? 2 * NM_kSnapRadius : sqrt((double)best[0]) * NM_kCS;
+    *dg = best[1] == INT64_MAX ? 2 * NM_kSnapRadius : sqrt((double)best[1]) * NM_kCS;
+    return NM_OK;
+}
+
+/* 类的包围盒: one scan of the zone's tiles (dictionary fast path first). */
+int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
+                   nm_error *err)
+{
+    *out = (nm_cell_rect){0, 0, -1, -1};
+    if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
+    const nm_bgrd_zone *z = &g->zones[zone];
+    nm_bgrd_scratch s;
+    memset(&s, 0, sizeof s);
+    nm_grid_rec *buf = NULL;
+    uint32_t *rids = NULL;
+    size_t cap = 0;
+    int rc = NM_OK;
+    bool any = false;
+    for (uint32_t ti = 0; ti < z->tile_count && rc == NM_OK; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        if (t->records == 0) continue;
+        if (cap < t->records) {
+            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
+            if (nb) buf = nb;
+            uint32_t *nr = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nr);
+            if (nr) rids = nr;
+            if (!nb || !nr) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
+                break;
+            }
+            cap = t->records;
+        }
+        uint32_t nd = 0;
+        rc = nm_bgrd_tile_regions(g, zone, ti, &s, rids, &nd, err);
+        if (rc) break;
+        bool has = false;
+        for (uint32_t k = 0; k < nd; k++) has |= rids[k] == rid;
+        if (!has) continue;
+        rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
+        if (rc) break;
+        for (uint32_t k = 0; k < t->records; k++) {
+            if (buf[k].rid != rid) continue;
+            int64_t lx = buf[k].cell % t->nx, ly = buf[k].cell / t->nx;
+            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue;
+            int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
+            if (!any) {
+                *out = (nm_cell_rect){cx, cy, cx, cy};
+                any = true;
+            } else {
+                if (cx < out->x0) out->x0 = cx;
+                if (cx > out->x1) out->x1 = cx;
+                if (cy < out->y0) out->y0 = cy;
+                if (cy > out->y1) out->y1 = cy;
+            }
+        }
+    }
+    nm_free(buf);
+    nm_free(rids);
+    nm_bgrd_scratch_free(&s);
+    return rc;
+}

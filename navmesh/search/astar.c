@@ -1,0 +1,652 @@
+/* astar.c — the search kernels of the article's 两段搜索: the per-window search state, the heap,
+ * the edge rules shared by every search (eight neighbours, no corner cutting, forbidden steps,
+ * usable spans, RiseOk with the window's fall gate, off-mesh links), SpanAstar with its Lazy
+ * Theta* mode, CostAstar of the cell-level fallback, the linked check and the expansion of a
+ * parent chain back into a cell path. */
+#include "search/search_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Neighbour order of every expansion: row-major offsets around the cell. */
+static const int k_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+static const int k_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+
+/* ---- heap ------------------------------------------------------------------------------------ */
+static bool item_less(const nm_heap_item *a, const nm_heap_item *b)
+{
+    if (a->f != b->f)
+        return a->f < b->f;
+    return a->key < b->key;
+}
+
+int nm_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err)
+{
+    if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
+        size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
+        if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
+            return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
+        nm_heap_item *p = nm_realloc(h->it, bytes);
+        if (!p)
+            return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
+        h->it = p;
+        h->cap = nc;
+    }
+    size_t i = h->n++;
+    nm_heap_item x = {f, key, node};
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!item_less(&x, &h->it[p]))
+            break;
+        h->it[i] = h->it[p];
+        i = p;
+    }
+    h->it[i] = x;
+    return NM_OK;
+}
+
+nm_heap_item nm_heap_pop(nm_heap *h)
+{
+    nm_heap_item top = h->it[0], x = h->it[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const nm_heap_item *best = &x;
+        if (l < h->n && item_less(&h->it[l], best)) {
+            m = l;
+            best = &h->it[l];
+        }
+        if (r < h->n && item_less(&h->it[r], best))
+            m = r;
+        if (m == i)
+            break;
+        h->it[i] = h->it[m];
+        i = m;
+    }
+    if (h->n)
+        h->it[i] = x;
+    return top;
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (!w || !w->core || !w->lay || !w->stepbits || !w->sp_bits || w->win.nx <= 0 ||
+        w->win.ny <= 0)
+        return nm_fail(err, NM_ERR_ARG, "search: window: missing layers (core/lay/stepbits/sp_bits)");
+    s->w = w;
+    s->t = &w->spans;
+    s->nx = (uint32_t)w->win.nx;
+    s->ny = (uint32_t)w->win.ny;
+    s->ncell = s->nx * s->ny;
+    s->nspans = w->spans.nspans;
+    size_t nn = s->nspans > s->ncell ? s->nspans : s->ncell;
+    s->walk = nm_malloc(s->ncell);
+    s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
+    s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
+    s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
+    s->g = nm_malloc(nn * sizeof *s->g);
+    s->par = nm_malloc(nn * sizeof *s->par);
+    s->state = nm_malloc(nn);
+    s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
+    s->seen = nm_malloc(s->ncell);
+    s->heap.cap = s->nspans + 1024;
+    s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->g || !s->par || !s->state ||
+        !s->queue || !s->seen || !s->heap.it) {
+        nm_sctx_free(s);
+        return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
+    }
+    for (uint32_t c = 0; c < s->ncell; c++) /* 掩膜: walk = core ∧ lay */
+        s->walk[c] = (uint8_t)(w->core[c] && w->lay[c]);
+    /* links: CSR by from_span (counting sort keeps link order inside a span) */
+    for (uint32_t l = 0; l < w->nlinks; l++) {
+        if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
+            w->links[l].from_cell >= s->ncell || w->links[l].to_cell >= s->ncell) {
+            nm_sctx_free(s);
+            return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
+        }
+        s->lk_off[w->links[l].from_span + 1]++;
+    }
+    for (uint32_t k = 0; k < s->nspans; k++)
+        s->lk_off[k + 1] += s->lk_off[k];
+    for (uint32_t l = 0; l < w->nlinks; l++) /* fill, advancing each span's start as a cursor */
+        s->lk_idx[s->lk_off[w->links[l].from_span]++] = l;
+    for (uint32_t k = s->nspans; k > 0; k--) /* the cursors now hold the ends: shift back */
+        s->lk_off[k] = s->lk_off[k - 1];
+    s->lk_off[0] = 0;
+    /* links by from_cell: insertion sort (link counts are small), stable */
+    for (uint32_t l = 0; l < w->nlinks; l++) {
+        uint32_t x = l, i = l;
+        while (i > 0 && w->links[s->lk_bycell[i - 1]].from_cell > w->links[x].from_cell) {
+            s->lk_bycell[i] = s->lk_bycell[i - 1];
+            i--;
+        }
+        s->lk_bycell[i] = x;
+    }
+    return NM_OK;
+}
+
+void nm_sctx_free(nm_sctx *s)
+{
+    nm_free(s->walk);
+    nm_free(s->lk_off);
+    nm_free(s->lk_idx);
+    nm_free(s->lk_bycell);
+    nm_free(s->g);
+    nm_free(s->par);
+    nm_free(s->state);
+    nm_free(s->queue);
+    nm_free(s->seen);
+    nm_free(s->heap.it);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- edge rules ------------------------------------------------------------------------------ */
+bool nm_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
+{
+    const uint32_t nx = (uint32_t)w->win.nx;
+    for (int d = 0; d < 4; d++) {
+        if (dx == nm_grid_step_dx[d] && dy == nm_grid_step_dy[d])
+            return (w->stepbits[c] >> (2 * d)) & 1u;
+        if (dx == -nm_grid_step_dx[d] && dy == -nm_grid_step_dy[d]) {
+            /* c = b + d_i: the step b + d_i -> b is bit 2i + 1 of b */
+            uint32_t b = (uint32_t)((int64_t)c + dy * (int64_t)nx + dx);
+            return (w->stepbits[b] >> (2 * d + 1)) & 1u;
+        }
+    }
+    return true;
+}
+
+bool nm_cell_usable(const nm_window *w, uint32_t c)
+{
+    uint32_t f, n = nm_span_cell_spans(&w->spans, c, &f);
+    for (uint32_t k = 0; k < n; k++)
+        if (w->sp_bits[f + k] & NM_SP_REACH)
+            return true;
+    return false;
+}
+
+/* The cell (i + dx, j + dy) if inside the window. */
+static bool step_cell(const nm_sctx *s, uint32_t c, int dx, int dy, uint32_t *out)
+{
+    int64_t i = (int64_t)(c % s->nx) + dx, j = (int64_t)(c / s->nx) + dy;
+    if (i < 0 || j < 0 || i >= s->nx || j >= s->ny)
+        return false;
+    *out = (uint32_t)(j * s->nx + i);
+    return true;
+}
+
+/* Cell part of the edge rule: target in the mask, no corner cutting, step not forbidden. */
+static bool cell_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t c, int dx, int dy,
+                         uint32_t *vc)
+{
+    if (!step_cell(s, c, dx, dy, vc) || !nm_mask_in(m, *vc))
+        return false;
+    if (dx && dy) {
+        uint32_t a, b;
+        if (!step_cell(s, c, dx, 0, &a) || !step_cell(s, c, 0, dy, &b) || !nm_mask_in(m, a) ||
+            !nm_mask_in(m, b))
+            return false;
+    }
+    return !nm_step_banned(s->w, c, dx, dy);
+}
+
+bool nm_span_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
+{
+    uint32_t c = s->t->sp_cell[u], vc;
+    if (!cell_edge_ok(s, m, c, dx, dy, &vc) || s->t->sp_cell[v] != vc)
+        return false;
+    if (!(s->w->sp_bits[v] & NM_SP_REACH))
+        return false;
+    return nm_grid_rise_ok(s->t, &s->w->gate, (int32_t)(c % s->nx), (int32_t)(c / s->nx), dx, dy,
+                           s->t->sp_h[u], s->t->sp_h[v]);
+}
+
+float nm_search_price_at(const nm_search_price *p, uint32_t c)
+{
+    if (!p || !p->dist)
+        return 1.0F;
+    float d = p->dist[c];
+    d = d < p->lo ? p->lo : d;
+    d = d > p->hi ? p->hi : d;
+    return p->hi / d;
+}
+
+/* Step price: length times the mean of the two cells' prices, in float. */
+static double step_price(const nm_search_price *p, uint32_t a, uint32_t b, bool diag)
+{
+    const float len = diag ? 1.41421356F : 1.0F;
+    return (double)((len * 0.5F) * (nm_search_price_at(p, a) + nm_search_price_at(p, b)));
+}
+
+static double cell_dist(const nm_sctx *s, uint32_t a, uint32_t b)
+{
+    double dx = (double)(a % s->nx) - (double)(b % s->nx);
+    double dy = (double)(a / s->nx) - (double)(b / s->nx);
+    return hypot(dx, dy);
+}
+
+static bool is_goal(const nm_ends *e, uint32_t k)
+{
+    for (uint32_t i = 0; i < e->ngoal; i++)
+        if (e->goals[i] == k)
+            return true;
+    return false;
+}
+
+static void reset_nodes(nm_sctx *s, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        s->g[k] = INFINITY;
+        s->par[k] = NM_SEARCH_NONE;
+    }
+    memset(s->state, 0, n);
+    s->heap.n = 0;
+}
+
+/* Lazy Theta*'s SetVertex: the closed 8-neighbour w minimising g(w) + step(w, u) under the same
+ * edge rules as an expansion. */
+static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
+{
+    const uint32_t uc = s->t->sp_cell[u];
+    double best = INFINITY;
+    uint32_t bw = NM_SEARCH_NONE;
+    bool bdrop = false;
+    for (int d = 0; d < 8; d++) {
+        uint32_t wc;
+        if (!step_cell(s, uc, k_dx[d], k_dy[d], &wc))
+            continue;
+        uint32_t f, n = nm_span_cell_spans(s->t, wc, &f);
+        for (uint32_t k = f; k < f + n; k++) {
+            if (!(s->state[k] & NM_ST_CLOSED))
+                continue;
+            if (!nm_span_edge_ok(s, &q->mask, k, -k_dx[d], -k_dy[d], u))
+                continue;
+            double c = s->g[k] + step_price(&q->price, wc, uc, k_dx[d] && k_dy[d]);
+            if (c < best - NM_SEARCH_EPS) {
+                best = c;
+                bw = k;
+                bdrop = s->t->sp_h[k] - s->t->sp_h[u] > NM_kClimb;
+            }
+        }
+    }
+    if (bw == NM_SEARCH_NONE)
+        return;
+    s->g[u] = best;
+    s->par[u] = bw;
+    s->state[u] = (uint8_t)((s->state[u] & (NM_ST_OPEN | NM_ST_CLOSED)) |
+                            (bdrop ? NM_ST_VIA : 0));
+}
+
+/* Lazy Theta*: the via flag means "reached by a link or a drop"; such nodes pass no parent to a
+ * chord and skip the sight check. links are told apart when the chain is built. */
+int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
+                  uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err)
+{
+    const nm_span_table *t = s->t;
+    const nm_window *w = s->w;
+    *chain_sp = NULL;
+    *chain_via = NULL;
+    *n = 0;
+    reset_nodes(s, s->nspans);
+    const uint32_t gc = e->goal_cell;
+    s->g[e->start_span] = 0.0;
+    int rc = nm_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
+                          e->start_span, e->start_span, err);
+    if (rc)
+        return rc;
+    s->state[e->start_span] = NM_ST_OPEN;
+    uint32_t found = NM_SEARCH_NONE;
+    while (s->heap.n) {
+        nm_heap_item it = nm_heap_pop(&s->heap);
+        const uint32_t u = it.node;
+        if (s->state[u] & NM_ST_CLOSED)
+            continue;
+        const uint32_t uc = t->sp_cell[u];
+        if (it.f > s->g[u] + cell_dist(s, uc, gc) + NM_SEARCH_STALE)
+            continue;
+        if (q->give_up > 0 && it.f >= q->give_up)
+            return 2; /* #6219: the final cost cannot fall below the popped f */
+        /* 弹出: check the parent's sight once; reparent through the expansion rules */
+        if (q->los && s->par[u] != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
+            !q->los(q->los_ctx, q->solidc, s->par[u], u))
+            reparent(s, q, u);
+        s->state[u] |= NM_ST_CLOSED;
+        if (uc == gc && is_goal(e, u)) {
+            found = u;
+            break;
+        }
+        const double gu = s->g[u];
+        const uint32_t pu = s->par[u];
+        const bool chord_from =
+            q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
+            nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
+        for (int d = 0; d < 8; d++) {
+            uint32_t vc;
+            if (!step_cell(s, uc, k_dx[d], k_dy[d], &vc))
+                continue;
+            uint32_t f, cnt = nm_span_cell_spans(t, vc, &f);
+            for (uint32_t v = f; v < f + cnt; v++) {
+                if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
+                    continue;
+                if (!nm_span_edge_ok(s, &q->mask, u, k_dx[d], k_dy[d], v))
+                    continue;
+                const bool drop = t->sp_h[u] - t->sp_h[v] > NM_kClimb;
+                double ndp = gu + step_price(&q->price, uc, vc, k_dx[d] && k_dy[d]);
+                uint32_t np = u;
+                if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
+                    double cd = s->g[pu] + cell_dist(s, t->sp_cell[pu], vc);
+                    if (cd < ndp - NM_SEARCH_EPS) {
+                        np = pu;
+                        ndp = cd;
+                    }
+                }
+                if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                    s->g[v] = ndp;
+                    s->par[v] = np;
+                    s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
+                    rc = nm_heap_push(&s->heap, ndp + cell_dist(s, vc, gc), v, v, err);
+                    if (rc)
+                        return rc;
+                }
+            }
+        }
+        for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
+            const nm_window_link *lk = &w->links[s->lk_idx[l]];
+            const uint32_t v = lk->to_span;
+            if ((s->state[v] & NM_ST_CLOSED) || !nm_mask_in(&q->mask, lk->to_cell) ||
+                !(w->sp_bits[v] & NM_SP_REACH))
+                continue;
+            double ndp = gu + lk->cost;
+            if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                s->g[v] = ndp;
+                s->par[v] = u;
+                s->state[v] = NM_ST_OPEN | NM_ST_VIA;
+                rc = nm_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, v, err);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    if (found == NM_SEARCH_NONE)
+        return 0;
+    uint32_t len = 0;
+    for (uint32_t k = found; k != NM_SEARCH_NONE; k = s->par[k])
+        len++;
+    uint32_t *sp = nm_malloc((size_t)len * sizeof *sp);
+    uint8_t *via = nm_malloc(len);
+    if (!sp || !via) {
+        nm_free(sp);
+        nm_free(via);
+        return nm_fail(err, NM_ERR_NOMEM, "search: path of %u nodes: out of memory", len);
+    }
+    uint32_t i = len;
+    for (uint32_t k = found; k != NM_SEARCH_NONE; k = s->par[k]) {
+        --i;
+        sp[i] = k;
+        via[i] = 0;
+        if (s->par[k] != NM_SEARCH_NONE && (s->state[k] & NM_ST_VIA)) {
+            /* a link when the two cells are not neighbours or a link joins them */
+            uint32_t p = s->par[k];
+            bool link = false;
+            for (uint32_t l = s->lk_off[p]; l < s->lk_off[p + 1]; l++)
+                if (w->links[s->lk_idx[l]].to_span == k)
+                    link = true;
+            uint32_t a = t->sp_cell[p], b = t->sp_cell[k];
+            int64_t ddx = (int64_t)(a % s->nx) - (int64_t)(b % s->nx);
+            int64_t ddy = (int64_t)(a / s->nx) - (int64_t)(b / s->nx);
+            if (ddx < -1 || ddx > 1 || ddy < -1 || ddy > 1)
+                link = true;
+            via[i] = link ? 1 : 2;
+        }
+    }
+    *chain_sp = sp;
+    *chain_via = via;
+    *n = len;
+    *cost = s->g[found];
+    return 1;
+}
+
+/* ---- CostAstar ------------------------------------------------------------------------------- */
+static uint64_t xy_key(const nm_sctx *s, uint32_t c)
+{
+    return ((uint64_t)(c % s->nx) << 32) | (uint64_t)(c / s->nx); /* ties: x, then y */
+}
+
+static const nm_window_link *first_link_from_cell(const nm_sctx *s, uint32_t c, uint32_t *pos)
+{
+    uint32_t lo = 0, hi = s->w->nlinks;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (s->w->links[s->lk_bycell[mid]].from_cell < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
+    return lo < s->w->nlinks && s->w->links[s->lk_bycell[lo]].from_cell == c
+               ? &s->w->links[s->lk_bycell[lo]]
+               : NULL;
+}
+
+int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
+                  uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
+                  nm_error *err)
+{
+    *cells = NULL;
+    *via = NULL;
+    *n = 0;
+    reset_nodes(s, s->ncell);
+    s->g[start] = 0.0;
+    int rc = nm_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), start, err);
+    if (rc)
+        return rc;
+    bool found = false;
+    while (s->heap.n) {
+        nm_heap_item it = nm_heap_pop(&s->heap);
+        const uint32_t u = it.node;
+        if (s->state[u] & NM_ST_CLOSED)
+            continue;
+        if (it.f > s->g[u] + cell_dist(s, u, goal) + NM_SEARCH_STALE)
+            continue;
+        s->state[u] |= NM_ST_CLOSED;
+        if (u == goal) {
+            found = true;
+            break;
+        }
+        for (int d = 0; d < 8; d++) {
+            uint32_t v;
+            if (!cell_edge_ok(s, m, u, k_dx[d], k_dy[d], &v) || (s->state[v] & NM_ST_CLOSED))
+                continue;
+            double nd = s->g[u] + step_price(price, u, v, k_dx[d] && k_dy[d]);
+            if (nd < s->g[v] - NM_SEARCH_EPS) {
+                s->g[v] = nd;
+                s->par[v] = u;
+                s->state[v] = NM_ST_OPEN;
+                if ((rc = nm_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v, err)))
+                    return rc;
+            }
+        }
+        uint32_t pos;
+        /* links: only the far cell in the mask; no price, no step bits */
+        for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
+             lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == u)
+                      ? &s->w->links[s->lk_bycell[pos]]
+                      : NULL) {
+            uint32_t v = lk->to_cell;
+            if ((s->state[v] & NM_ST_CLOSED) || !nm_mask_in(m, v))
+                continue;
+            double nd = s->g[u] + lk->cost;
+            if (nd < s->g[v] - NM_SEARCH_EPS) {
+                s->g[v] = nd;
+                s->par[v] = u;
+                s->state[v] = NM_ST_OPEN | NM_ST_VIA;
+                if ((rc = nm_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v, err)))
+                    return rc;
+            }
+        }
+    }
+    if (!found)
+        return 0;
+    uint32_t len = 0;
+    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = s->par[k])
+        len++;
+    uint32_t *out = nm_malloc((size_t)len * sizeof *out);
+    uint8_t *vv = nm_malloc(len);
+    if (!out || !vv) {
+        nm_free(out);
+        nm_free(vv);
+        return nm_fail(err, NM_ERR_NOMEM, "search: cell path of %u cells: out of memory", len);
+    }
+    uint32_t i = len;
+    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = s->par[k]) {
+        --i;
+        out[i] = k;
+        vv[i] = (s->state[k] & NM_ST_VIA) && s->par[k] != NM_SEARCH_NONE ? 1 : 0;
+    }
+    *cells = out;
+    *via = vv;
+    *n = len;
+    *cost = s->g[goal];
+    return 1;
+}
+
+/* ---- linked check ---------------------------------------------------------------------------- */
+bool nm_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
+{
+    memset(s->seen, 0, s->ncell);
+    uint32_t head = 0, tail = 0;
+    s->queue[tail++] = from;
+    s->seen[from] = 1;
+    while (head < tail) {
+        uint32_t c = s->queue[head++];
+        if (c == to)
+            return true;
+        for (int d = 0; d < 8; d++) {
+            uint32_t v;
+            if (step_cell(s, c, k_dx[d], k_dy[d], &v) && !s->seen[v] && nm_mask_in(m, v)) {
+                s->seen[v] = 1;
+                s->queue[tail++] = v;
+            }
+        }
+        uint32_t pos;
+        for (const nm_window_link *lk = first_link_from_cell(s, c, &pos); lk;
+             lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == c)
+                      ? &s->w->links[s->lk_bycell[pos]]
+                      : NULL) {
+            if (!s->seen[lk->to_cell] && nm_mask_in(m, lk->to_cell)) {
+                s->seen[lk->to_cell] = 1;
+                s->queue[tail++] = lk->to_cell;
+            }
+        }
+    }
+    return false;
+}
+
+/* ---- paths ----------------------------------------------------------------------------------- */
+int nm_path_alloc(nm_search_path *p, uint32_t n, nm_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->cell = nm_malloc(((size_t)n + 1) * sizeof *p->cell);
+    p->span = nm_malloc(((size_t)n + 1) * sizeof *p->span);
+    p->h = nm_malloc(((size_t)n + 1) * sizeof *p->h);
+    p->link = nm_calloc((size_t)n + 1, 1);
+    if (!p->cell || !p->span || !p->h || !p->link) {
+        nm_path_free(p);
+        return nm_fail(err, NM_ERR_NOMEM, "search: path of %u cells: out of memory", n);
+    }
+    p->n = n;
+    return NM_OK;
+}
+
+void nm_path_free(nm_search_path *p)
+{
+    nm_free(p->cell);
+    nm_free(p->span);
+    nm_free(p->h);
+    nm_free(p->link);
+    memset(p, 0, sizeof *p);
+}
+
+/* The span of cell c nearest height h, usable spans first; NONE for an empty cell. */
+static uint32_t nearest_span(const nm_sctx *s, uint32_t c, double h)
+{
+    uint32_t f, n = nm_span_cell_spans(s->t, c, &f), best = NM_SEARCH_NONE;
+    double bd = INFINITY;
+    for (int pass = 0; pass < 2 && best == NM_SEARCH_NONE; pass++)
+        for (uint32_t k = f; k < f + n; k++) {
+            if (pass == 0 && !(s->w->sp_bits[k] & NM_SP_REACH))
+                continue;
+            double d = fabs((double)s->t->sp_h[k] - h);
+            if (d < bd) {
+                bd = d;
+                best = k;
+            }
+        }
+    return best;
+}
+
+/* Chords back to cells (Lazy Theta* 输出): the digital line of 视线, heights interpolated along
+ * the chord, the nearest span per cell; link segments are not expanded. */
+int nm_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,
+                    nm_search_path *out, nm_error *err)
+{
+    uint32_t total = n ? 1 : 0;
+    for (uint32_t k = 1; k < n; k++) {
+        if (via[k] == 1) {
+            total++;
+            continue;
+        }
+        uint32_t a = s->t->sp_cell[sp[k - 1]], b = s->t->sp_cell[sp[k]];
+        int64_t dx = (int64_t)(b % s->nx) - (int64_t)(a % s->nx);
+        int64_t dy = (int64_t)(b / s->nx) - (int64_t)(a / s->nx);
+        int64_t m = llabs(dx) > llabs(dy) ? llabs(dx) : llabs(dy);
+        total += (uint32_t)(m < 1 ? 1 : m);
+    }
+    int rc = nm_path_alloc(out, total, err);
+    if (rc)
+        return rc;
+    if (!n)
+        return NM_OK;
+    uint32_t o = 0;
+    out->cell[o] = s->t->sp_cell[sp[0]];
+    out->span[o] = sp[0];
+    out->h[o] = s->t->sp_h[sp[0]];
+    out->link[o++] = 0;
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t a = s->t->sp_cell[sp[k - 1]], b = s->t->sp_cell[sp[k]];
+        if (via[k] == 1) {
+            out->cell[o] = b;
+            out->span[o] = sp[k];
+            out->h[o] = s->t->sp_h[sp[k]];
+            out->link[o++] = 1;
+            continue;
+        }
+        int64_t ax = a % s->nx, ay = a / s->nx;
+        int64_t dx = (int64_t)(b % s->nx) - ax, dy = (int64_t)(b / s->nx) - ay;
+        int64_t m = llabs(dx) > llabs(dy) ? llabs(dx) : llabs(dy);
+        if (m < 1)
+            m = 1;
+        const double ha = s->t->sp_h[sp[k - 1]], hb = s->t->sp_h[sp[k]];
+        for (int64_t i = 1; i <= m; i++) {
+            uint32_t c, spn;
+            if (i == m) {
+                c = b;
+                spn = sp[k];
+            } else {
+                int64_t x = ax + (int64_t)rint((double)dx * (double)i / (double)m);
+                int64_t y = ay + (int64_t)rint((double)dy * (double)i / (double)m);
+                c = (uint32_t)(y * s->nx + x);
+                spn = nearest_span(s, c, ha + (hb - ha) * (double)i / (double)m);
+            }
+            out->cell[o] = c;
+            out->span[o] = spn;
+            out->h[o] = spn != NM_SEARCH_NONE ? s->t->sp_h[spn] : (float)ha;
+            out->link[o++] = 0;
+        }
+    }
+    out->n = o;
+    return NM_OK;
+}

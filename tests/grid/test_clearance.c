@@ -1,0 +1,239 @@
+/* test_clearance.c — the truncated distance transform (预烘场 / 净空) against brute force, and
+ * NearestSource with the lambda-medial axis (中轴), including the article's A/B/C corridor. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exact squared cell distance to the nearest obstacle, or UINT32_MAX when there is none. */
+static uint32_t brute_d2(int nx, int ny, const uint8_t *ob, int i, int j)
+{
+    uint32_t best = UINT32_MAX;
+    for (int b = 0; b < ny; b++)
+        for (int a = 0; a < nx; a++)
+            if (ob[b * nx + a]) {
+                uint32_t d = (uint32_t)((a - i) * (a - i) + (b - j) * (b - j));
+                if (d < best)
+                    best = d;
+            }
+    return best;
+}
+
+static void check_against_brute(int nx, int ny, double density, uint64_t seed)
+{
+    uint8_t *ob = calloc((size_t)nx * ny, 1);
+    uint16_t *q = malloc((size_t)nx * ny * sizeof *q);
+    for (int c = 0; c < nx * ny; c++)
+        ob[c] = rng_unit(&seed) < density;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_clearance(nx, ny, ob, q, 1, &err), NM_OK, "%s", err.msg);
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            uint32_t d2 = brute_d2(nx, ny, ob, i, j);
+            uint16_t got = q[j * nx + i];
+            if (d2 <= 48u * 48u) {
+                cr_assert_eq(got, d2, "(%d,%d) density %g: q %u, exact %u", i, j, density, got, d2);
+            } else {
+                cr_assert_gt(got, 48u * 48u, "(%d,%d): q %u must exceed 48^2", i, j, got);
+                cr_assert_eq(nm_grid_clearance_px(got), 12.0f);
+            }
+        }
+    free(ob);
+    free(q);
+}
+
+Test(clearance, truncated_edt_is_exact_within_12_px_on_random_masks)
+{
+    check_against_brute(70, 60, 0.2, 1);
+    check_against_brute(70, 60, 0.02, 2);
+    check_against_brute(130, 120, 0.0008, 3); /* distances beyond 48 cells */
+    check_against_brute(60, 230, 0.0005, 4);  /* columns longer than the 196 cap */
+}
+
+Test(clearance, empty_window_reads_capped_everywhere)
+{
+    uint8_t ob[50 * 8] = {0};
+    uint16_t q[50 * 8];
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_clearance(50, 8, ob, q, 1, &err), NM_OK);
+    for (int c = 0; c < 400; c++) {
+        cr_assert_eq(q[c], 196 * 196);
+        cr_assert_eq(nm_grid_clearance_px(q[c]), 12.0f);
+    }
+}
+
+Test(clearance, cell_next_to_an_obstacle_reads_a_quarter_pixel)
+{
+    uint8_t ob[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+    uint16_t q[9];
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_clearance(3, 3, ob, q, 1, &err), NM_OK);
+    cr_assert_eq(q[4], 0);
+    cr_assert_eq(nm_grid_clearance_px(q[1]), 0.25f);
+    cr_assert_eq(q[0], 2);
+    cr_assert_float_eq(nm_grid_clearance_px(q[0]), 0.3535534f, 1e-6);
+}
+
+Test(clearance, output_does_not_depend_on_worker_count)
+{
+    const int nx = 300, ny = 300;
+    uint8_t *ob = calloc(nx * ny, 1);
+    uint16_t *q1 = malloc(nx * ny * sizeof *q1), *q4 = malloc(nx * ny * sizeof *q4);
+    uint64_t rng = 99;
+    for (int c = 0; c < nx * ny; c++)
+        ob[c] = rng_unit(&rng) < 0.003;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_clearance(nx, ny, ob, q1, 1, &err), NM_OK);
+    cr_assert_eq(nm_grid_clearance(nx, ny, ob, q4, 4, &err), NM_OK);
+    cr_assert_eq(memcmp(q1, q4, nx * ny * sizeof *q1), 0);
+    free(ob);
+    free(q1);
+    free(q4);
+}
+
+/* ---- NearestSource / MedialAxis -------------------------------------------------------------- */
+
+Test(nearest_source, single_obstacle_is_every_cells_source)
+{
+    enum { W = 17, H = 11 };
+    uint8_t ob[W * H] = {0};
+    int32_t src[W * H];
+    ob[4 * W + 9] = 1;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(W, H, ob, src, &err), NM_OK);
+    for (int c = 0; c < W * H; c++)
+        cr_assert_eq(src[c], 4 * W + 9, "cell %d", c);
+}
+
+Test(nearest_source, no_obstacle_means_no_source)
+{
+    uint8_t ob[12] = {0};
+    int32_t src[12];
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(4, 3, ob, src, &err), NM_OK);
+    for (int c = 0; c < 12; c++)
+        cr_assert_eq(src[c], -1);
+}
+
+Test(nearest_source, sources_are_near_optimal_on_random_masks)
+{
+    enum { W = 64, H = 48 };
+    static uint8_t ob[W * H];
+    static int32_t src[W * H];
+    uint64_t rng = 5;
+    for (int c = 0; c < W * H; c++)
+        ob[c] = rng_unit(&rng) < 0.01;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(W, H, ob, src, &err), NM_OK);
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) {
+            int32_t s = src[j * W + i];
+            cr_assert_geq(s, 0);
+            cr_assert(ob[s], "source must be an obstacle");
+            double got = sqrt((double)((s % W - i) * (s % W - i) + (s / W - j) * (s / W - j)));
+            double best = sqrt((double)brute_d2(W, H, ob, i, j));
+            cr_assert_leq(got - best, 1.0, "(%d,%d): %.3f vs exact %.3f cells", i, j, got, best);
+        }
+}
+
+/* Synthetic corridor of the article's figure: top wall row 0 with teeth hanging down, bottom wall
+ * at row 22: 21 free rows between, sources up to 22 cells apart across. */
+enum { CW = 60, CH = 23 };
+static void corridor(uint8_t *ob)
+{
+    memset(ob, 0, CW * CH);
+    for (int i = 0; i < CW; i++) {
+        ob[i] = 1;
+        ob[(CH - 1) * CW + i] = 1;
+    }
+    /* teeth: 3 cells wide, 3 cells tall, every 15 cells from column 10 */
+    for (int t = 10; t < 50; t += 15)
+        for (int j = 1; j <= 3; j++)
+            for (int i = t; i < t + 3; i++)
+                ob[j * CW + i] = 1;
+}
+
+Test(medial_axis, corridor_A_centre_is_medial_B_flat_wall_is_not_C_tooth_is)
+{
+    static uint8_t ob[CW * CH], med[CW * CH];
+    static int32_t src[CW * CH];
+    corridor(ob);
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(CW, CH, ob, src, &err), NM_OK);
+    cr_assert_eq(nm_grid_medial_axis(CW, CH, ob, med, &err), NM_OK, "%s", err.msg);
+    /* A: the corridor centre far from the teeth, where neighbours' sources split between the two
+     * walls (far more than 2 cells apart). */
+    int ai = 55, aj = 11;
+    cr_assert(med[aj * CW + ai], "A is on the medial axis");
+    bool split = false;
+    for (int dj = -1; dj <= 1; dj++) {
+        int o = (aj + dj) * CW + ai;
+        int dy = src[o] / CW - src[aj * CW + ai] / CW;
+        if (dy * dy >= 400)
+            split = true;
+    }
+    cr_assert(split, "A's neighbours have sources on opposite walls");
+    /* B: next to the flat bottom wall, every neighbour's source is adjacent (1 cell apart). */
+    int bi = 5, bj = CH - 2;
+    cr_assert_not(med[bj * CW + bi], "B is not medial");
+    /* C: beside the first tooth's tip, sources jump from the tip to the top wall (>= sqrt(5)). */
+    bool some_c = false;
+    for (int j = 1; j <= 5; j++)
+        for (int i = 6; i <= 10; i++) {
+            int c = j * CW + i;
+            if (ob[c] || !med[c])
+                continue;
+            some_c = true;
+        }
+    cr_assert(some_c, "a branch grows at the tooth");
+    /* Medial exactly where some free neighbour's source is at least 2 cells from its own. */
+    for (int j = 0; j < CH; j++)
+        for (int i = 0; i < CW; i++) {
+            int c = j * CW + i;
+            if (ob[c]) {
+                cr_assert_not(med[c]);
+                continue;
+            }
+            int best = 0;
+            for (int dj = -1; dj <= 1; dj++)
+                for (int di = -1; di <= 1; di++) {
+                    int a = i + di, b = j + dj;
+                    if (a < 0 || a >= CW || b < 0 || b >= CH || ob[b * CW + a])
+                        continue;
+                    int s = src[b * CW + a], f = src[c];
+                    int dx = s % CW - f % CW, dy = s / CW - f / CW;
+                    if (dx * dx + dy * dy > best)
+                        best = dx * dx + dy * dy;
+                }
+            cr_assert_eq(med[c], best >= 4, "cell (%d,%d): largest source gap^2 %d", i, j, best);
+        }
+    /* Next to a flat wall away from the teeth no cell is medial. */
+    for (int i = 52; i < CW - 2; i++) {
+        cr_assert_not(med[1 * CW + i], "top wall row, column %d", i);
+        cr_assert_not(med[(CH - 2) * CW + i], "bottom wall row, column %d", i);
+    }
+}
+
+Test(medial_axis, straight_corridor_axis_is_the_two_centre_rows)
+{
+    /* Walls at rows 0 and 22: row 11 is 11 cells from both and keeps the top source (ties keep
+     * the existing source), row 12 takes the bottom one, so exactly rows 11 and 12 see sources
+     * 22 cells apart; elsewhere neighbours' sources are at most 1 cell apart. */
+    static uint8_t ob[CW * CH], med[CW * CH];
+    static int32_t src[CW * CH];
+    memset(ob, 0, sizeof ob);
+    for (int i = 0; i < CW; i++) {
+        ob[i] = 1;
+        ob[(CH - 1) * CW + i] = 1;
+    }
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(CW, CH, ob, src, &err), NM_OK);
+    cr_assert_eq(src[11 * CW + 30], 30, "tie at row 11 keeps the top wall");
+    cr_assert_eq(src[12 * CW + 30], (CH - 1) * CW + 30);
+    cr_assert_eq(nm_grid_medial_axis(CW, CH, ob, med, &err), NM_OK);
+    for (int j = 0; j < CH; j++)
+        for (int i = 0; i < CW; i++)
+            cr_assert_eq(med[j * CW + i], j == 11 || j == 12, "cell (%d,%d)", i, j);
+}

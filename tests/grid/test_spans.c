@@ -1,0 +1,256 @@
+/* test_spans.c — BuildSpans / PackSpans (预烘场 / span 合并) and LabelRegions (类号): the
+ * article's eight-sample example, face bits of its three columns, the occupancy rank against a
+ * direct table, and regions against a brute-force flood. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void build(const nm_grid_window *w, const nm_grid_samples *s, nm_span_table *t)
+{
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_build_spans(w, s, t, &err), NM_OK, "%s", err.msg);
+}
+
+Test(spans, merge_against_first_sample_cuts_eight_samples_into_three_spans)
+{
+    /* 0, 0.1, 0.2, 0.3, 0.45, 0.5, 3.0, 3.1 (given shuffled): spans 0.10, 0.42, 3.05. Comparing
+     * with the previous sample would have given one span over 0..0.5. */
+    const float h[8] = {3.1f, 0.45f, 0.0f, 0.5f, 0.2f, 3.0f, 0.1f, 0.3f};
+    nm_grid_window w = {0.0, 0.0, 4, 4};
+    nm_grid_samples s = {0};
+    nm_error err = {0};
+    for (int k = 0; k < 8; k++)
+        cr_assert_eq(nm_grid_samples_push(&s, 5, h[k], (uint8_t)(k == 1), &err), NM_OK);
+    nm_span_table t;
+    build(&w, &s, &t);
+    cr_assert_eq(t.nspans, 3);
+    cr_assert_eq(t.nocc, 1);
+    cr_assert_float_eq(t.sp_h[0], 0.1f, 1e-6);
+    cr_assert_float_eq(t.sp_h[1], (0.3f + 0.45f + 0.5f) / 3.0f, 1e-6);
+    cr_assert_float_eq(t.sp_h[2], 3.05f, 1e-6);
+    cr_assert_eq(t.sp_ins[0], 0);
+    cr_assert_eq(t.sp_ins[1], 1, "the 0.45 sample had ins = 1");
+    cr_assert_eq(t.sp_ins[2], 0);
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(t.sp_cell[k], 5);
+    nm_span_table_free(&t);
+    nm_grid_samples_free(&s);
+}
+
+Test(spans, sample_exactly_0_25_above_the_first_stays_in_the_span)
+{
+    nm_grid_window w = {0.0, 0.0, 2, 1};
+    nm_grid_samples s = {0};
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_samples_push(&s, 0, 1.0f, 0, &err), NM_OK);
+    cr_assert_eq(nm_grid_samples_push(&s, 0, 1.25f, 0, &err), NM_OK);
+    cr_assert_eq(nm_grid_samples_push(&s, 1, 1.0f, 0, &err), NM_OK);
+    cr_assert_eq(nm_grid_samples_push(&s, 1, 1.2501f, 0, &err), NM_OK);
+    nm_span_table t;
+    build(&w, &s, &t);
+    cr_assert_eq(nm_span_cell_spans(&t, 0, &(uint32_t){0}), 1);
+    cr_assert_eq(nm_span_cell_spans(&t, 1, &(uint32_t){0}), 2);
+    nm_span_table_free(&t);
+    nm_grid_samples_free(&s);
+}
+
+Test(spans, face_marks_wall_foot_and_three_layers_but_not_a_bridge_column)
+{
+    /* Column 0: wall foot, 5 spans over 6 m. Column 1: ground + deck, 2 spans (8 m apart).
+     * Column 2: ground, deck, roof over 8 m. Column 3: 3 spans over 2 m. Column 4: one span. */
+    span_def d[] = {{0, 0, 0}, {0, 0, 1.5}, {0, 0, 3}, {0, 0, 4.5}, {0, 0, 6},
+                    {1, 0, 0}, {1, 0, 8},
+                    {2, 0, 0}, {2, 0, 5}, {2, 0, 8},
+                    {3, 0, 0}, {3, 0, 1}, {3, 0, 2},
+                    {4, 0, 7}};
+    nm_span_table t;
+    table_from_defs(&t, 5, 1, d, sizeof d / sizeof d[0]);
+    cr_assert(nm_span_cell_face(&t, 0), "wall foot");
+    cr_assert_not(nm_span_cell_face(&t, 1), "bridge column: exactly two spans");
+    cr_assert(nm_span_cell_face(&t, 2), "three stacked layers");
+    cr_assert_not(nm_span_cell_face(&t, 3), "span range 2 m <= kClimb");
+    cr_assert_not(nm_span_cell_face(&t, 4), "one span");
+    nm_span_table_free(&t);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const double *x = a, *y = b; /* (cell, h, original index) */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1])
+        return x[1] < y[1] ? -1 : 1;
+    return x[2] < y[2] ? -1 : (x[2] > y[2]);
+}
+
+Test(spans, pack_sorts_by_cell_then_height_and_rank_lookup_matches_direct_table)
+{
+    /* 400 x 300 = 120 000 cells: two high-16-bit buckets. */
+    const int nx = 400, ny = 300, ncell = nx * ny;
+    uint64_t rng = 42;
+    nm_grid_samples s = {0};
+    nm_error err = {0};
+    const size_t n = 50000;
+    double *ref = malloc(n * 3 * sizeof *ref);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t c = (uint32_t)(rng_next(&rng) % (uint64_t)(ncell / 7)) * 7; /* sparse cells */
+        float h = (float)(floor(rng_unit(&rng) * 40.0) * 0.5);
+        cr_assert_eq(nm_grid_samples_push(&s, c, h, 0, &err), NM_OK);
+        ref[3 * k] = c, ref[3 * k + 1] = h, ref[3 * k + 2] = (double)k;
+    }
+    qsort(ref, n, 3 * sizeof *ref, cmp_pair);
+    nm_grid_window w = {0.0, 0.0, nx, ny};
+    nm_span_table t;
+    cr_assert_eq(nm_grid_pack_spans(&w, &s, &t, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(s.n, 0, "PackSpans consumes its input");
+    cr_assert_null(s.cell);
+    cr_assert_eq(t.nspans, n);
+    for (size_t k = 0; k < n; k++) {
+        cr_assert_eq(t.sp_cell[k], (uint32_t)ref[3 * k]);
+        cr_assert_eq(t.sp_h[k], (float)ref[3 * k + 1]);
+    }
+    /* Direct table: occupied index by a plain scan. */
+    int64_t occ = 0;
+    size_t k = 0;
+    for (uint32_t c = 0; c < (uint32_t)ncell; c++) {
+        size_t e = k;
+        while (e < n && t.sp_cell[e] == c)
+            e++;
+        if (e > k) {
+            cr_assert_eq(nm_span_cell_index(&t, c), occ, "cell %u", c);
+            uint32_t f;
+            cr_assert_eq(nm_span_cell_spans(&t, c, &f), e - k);
+            cr_assert_eq(f, k);
+            occ++;
+        } else {
+            cr_assert_eq(nm_span_cell_index(&t, c), -1, "cell %u", c);
+        }
+        k = e;
+    }
+    cr_assert_eq(t.nocc, (uint32_t)occ);
+    cr_assert_eq(nm_span_cell_index(&t, (uint32_t)ncell), -1, "out of range");
+    nm_span_table_free(&t);
+    free(ref);
+}
+
+Test(spans, sample_outside_the_window_is_rejected)
+{
+    nm_grid_window w = {0.0, 0.0, 4, 4};
+    nm_grid_samples s = {0};
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_samples_push(&s, 16, 0.0f, 0, &err), NM_OK);
+    nm_span_table t;
+    cr_assert_eq(nm_grid_build_spans(&w, &s, &t, &err), NM_ERR_ARG);
+    cr_assert(strstr(err.msg, "cell 16") != NULL, "%s", err.msg);
+    cr_assert_eq(nm_grid_pack_spans(&w, &s, &t, &err), NM_ERR_ARG);
+    cr_assert_eq(s.n, 0, "consumed even on failure");
+}
+
+Test(spans, empty_sample_list_gives_an_empty_table)
+{
+    nm_grid_window w = {0.0, 0.0, 70, 3};
+    nm_grid_samples s = {0};
+    nm_span_table t;
+    build(&w, &s, &t);
+    cr_assert_eq(t.nspans, 0);
+    cr_assert_eq(t.nocc, 0);
+    cr_assert_eq(nm_span_cell_index(&t, 69), -1);
+    nm_span_table_free(&t);
+}
+
+/* ---- LabelRegions ---------------------------------------------------------------------------- */
+
+static uint32_t label(const nm_span_table *t, uint32_t *rid)
+{
+    uint32_t nr = 0;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_label_regions(t, rid, &nr, &err), NM_OK, "%s", err.msg);
+    return nr;
+}
+
+Test(regions, chain_within_3_m_is_one_region_and_a_3_1_m_step_splits)
+{
+    double prof[6] = {0.0, 2.9, 5.8, 8.7, 11.8, 11.8};
+    nm_span_table t;
+    table_from_profile(&t, 6, prof, NULL);
+    uint32_t rid[6];
+    cr_assert_eq(label(&t, rid), 2);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(rid[k], 1);
+    cr_assert_eq(rid[4], 2);
+    cr_assert_eq(rid[5], 2);
+    nm_span_table_free(&t);
+}
+
+Test(regions, ground_and_bridge_deck_are_two_regions)
+{
+    span_def d[40];
+    size_t n = 0;
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 5; i++) {
+            d[n++] = (span_def){i, j, 0.0};
+            d[n++] = (span_def){i, j, 5.0};
+        }
+    nm_span_table t;
+    table_from_defs(&t, 5, 4, d, n);
+    uint32_t rid[40];
+    cr_assert_eq(label(&t, rid), 2);
+    for (uint32_t k = 0; k < t.nspans; k++)
+        cr_assert_eq(rid[k], t.sp_h[k] < 1.0f ? 1u : 2u);
+    nm_span_table_free(&t);
+}
+
+Test(regions, labels_equal_a_brute_force_flood_on_random_stacks)
+{
+    uint64_t rng = 7;
+    const int nx = 30, ny = 20;
+    span_def d[2000];
+    size_t n = 0;
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            int layers = (int)(rng_next(&rng) % 4);
+            for (int l = 0; l < layers; l++)
+                d[n++] = (span_def){i, j, floor(rng_unit(&rng) * 40.0) * 0.5};
+        }
+    nm_span_table t;
+    table_from_defs(&t, nx, ny, d, n);
+    uint32_t *rid = calloc(t.nspans, sizeof *rid);
+    uint32_t nr = label(&t, rid);
+    /* Flood with the same relation (4-neighbours, |dh| <= 3); compare partitions. */
+    uint32_t *flood = calloc(t.nspans, sizeof *flood), *queue = malloc(t.nspans * sizeof *queue);
+    uint32_t next = 0;
+    for (uint32_t s0 = 0; s0 < t.nspans; s0++) {
+        if (flood[s0])
+            continue;
+        flood[s0] = ++next;
+        size_t head = 0, tail = 0;
+        queue[tail++] = s0;
+        while (head < tail) {
+            uint32_t u = queue[head++];
+            int i = (int)(t.sp_cell[u] % nx), j = (int)(t.sp_cell[u] / nx);
+            const int di[4] = {1, -1, 0, 0}, dj[4] = {0, 0, 1, -1};
+            for (int q = 0; q < 4; q++) {
+                int a = i + di[q], b = j + dj[q];
+                if (a < 0 || b < 0 || a >= nx || b >= ny)
+                    continue;
+                uint32_t f, cnt = nm_span_cell_spans(&t, (uint32_t)(b * nx + a), &f);
+                for (uint32_t v = f; v < f + cnt; v++)
+                    if (!flood[v] && fabs((double)t.sp_h[v] - t.sp_h[u]) <= 3.0) {
+                        flood[v] = next;
+                        queue[tail++] = v;
+                    }
+            }
+        }
+    }
+    cr_assert_eq(nr, next);
+    /* Both number regions in order of their first span, so they must be equal outright. */
+    for (uint32_t k = 0; k < t.nspans; k++)
+        cr_assert_eq(rid[k], flood[k], "span %u", k);
+    free(rid);
+    free(flood);
+    free(queue);
+    nm_span_table_free(&t);
+}

@@ -1,0 +1,347 @@
+// recast_shim.cpp — the only C++ in navbake: runs Recast's standard pipeline (rasterise, filter,
+// compact, erode, watershed regions, contours, polygon mesh) on one zone's triangles and hands
+// the polygons back as triangles through the C API of recast_shim.h. Nothing here throws out of
+// the C API, prints or exits; every Recast failure becomes a status and a message.
+#include "recast_shim.h"
+
+#include "base/base.h"
+
+#include <Recast.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+namespace {
+
+// Frees every Recast object on every path out of nm_rc_build.
+struct RecastObjects {
+    rcHeightfield *hf = nullptr;
+    rcCompactHeightfield *chf = nullptr;
+    rcContourSet *cset = nullptr;
+    rcPolyMesh *pmesh = nullptr;
+    int *tris = nullptr;
+    unsigned char *areas = nullptr;
+    ~RecastObjects()
+    {
+        rcFreeHeightField(hf);
+        rcFreeCompactHeightfield(chf);
+        rcFreeContourSet(cset);
+        rcFreePolyMesh(pmesh);
+        nm_free(tris);
+        nm_free(areas);
+    }
+};
+
+int fail(char *msg, size_t cap, int code, const char *what)
+{
+    if (msg && cap) std::snprintf(msg, cap, "%s", what);
+    return code;
+}
+
+// Recast's own walkable test (rcMarkWalkableTriangles), written out so the area of each walkable
+// triangle can be our area + 1 instead of RC_WALKABLE_AREA.
+bool walkable_slope(const float *a, const float *b, const float *c, float cos_slope)
+{
+    float e0[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    float e1[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2], e0[0] * e1[1] - e0[1] * e1[0]};
+    float len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (len <= 0.0f) return false;
+    return n[1] / len > cos_slope;
+}
+
+constexpr int RC_VERTS_PER_POLYGON_MAX = 6;
+
+// Twice the signed area of (a, b, c) in Recast's integer (x, z) grid: exact.
+long long area2(const unsigned short *verts, unsigned a, unsigned b, unsigned c)
+{
+    const unsigned short *pa = verts + 3 * (size_t)a, *pb = verts + 3 * (size_t)b, *pc = verts + 3 * (size_t)c;
+    return ((long long)pb[0] - pa[0]) * ((long long)pc[2] - pa[2]) - ((long long)pb[2] - pa[2]) * ((long long)pc[0] - pa[0]);
+}
+
+// Corners of the ring that are not straight (the polygon's area comes from them).
+int strict_corners(const unsigned short *verts, const unsigned short *ring, int n)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++) c += area2(verts, ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]) != 0;
+    return c;
+}
+
+// Recast polygons are convex but may hold straight corners (a vertex in the middle of a side).
+// A plain fan would then make zero-area triangles, and dropping those would cut the mesh apart
+// along that side, so clip ears instead: the first corner whose triangle has area and whose
+// removal leaves a polygon with area. Every side of the polygon stays a triangle edge.
+int triangulate_convex(const unsigned short *verts, unsigned short *ring, int n, unsigned short (*tri)[3])
+{
+    int out = 0;
+    while (n > 3) {
+        int pick = -1;
+        for (int i = 0; i < n && pick < 0; i++) {
+            if (area2(verts, ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]) == 0) continue;
+            unsigned short rest[RC_VERTS_PER_POLYGON_MAX];
+            int m = 0;
+            for (int k = 0; k < n; k++)
+                if (k != i) rest[m++] = ring[k];
+            if (strict_corners(verts, rest, m) >= 3) pick = i;
+        }
+        if (pick < 0) return out; // no area left: nothing more to emit
+        tri[out][0] = ring[(pick + n - 1) % n];
+        tri[out][1] = ring[pick];
+        tri[out][2] = ring[(pick + 1) % n];
+        out++;
+        for (int k = pick; k + 1 < n; k++) ring[k] = ring[k + 1];
+        n--;
+    }
+    if (n == 3 && area2(verts, ring[0], ring[1], ring[2]) != 0) {
+        tri[out][0] = ring[0];
+        tri[out][1] = ring[1];
+        tri[out][2] = ring[2];
+        out++;
+    }
+    return out;
+}
+
+// Puts every output vertex back on the walkable input surface. Recast's vertex heights are voxel
+// tops (up to one cell height above the surface) and, on slopes, the highest span around the
+// corner. The surface under (x, z) whose height is closest to y - ch/2 within
+// [y - climb - ch, y + ch] wins (lowest triangle id on ties); a vertex with no surface there
+// keeps Recast's height. Triangles are found through a bucket grid over the vertices' extent.
+bool snap_heights(const float *in_verts, const int *tris, const unsigned char *areas, int nt, float *verts, int nv,
+                  float ch, float climb)
+{
+    if (nv <= 0) return true;
+    float minx = verts[0], maxx = verts[0], minz = verts[2], maxz = verts[2];
+    for (int i = 1; i < nv; i++) {
+        minx = std::fmin(minx, verts[3 * i]);
+        maxx = std::fmax(maxx, verts[3 * i]);
+        minz = std::fmin(minz, verts[3 * i + 2]);
+        maxz = std::fmax(maxz, verts[3 * i + 2]);
+    }
+    const int kMaxSide = 256;
+    double bs = std::fmax(2.0, std::fmax((double)maxx - minx, (double)maxz - minz) / kMaxSide); // bucket, m
+    int bw = (int)(((double)maxx - minx) / bs) + 1, bh = (int)(((double)maxz - minz) / bs) + 1;
+    auto cell_of = [&](double x, double lo, int n) {
+        int c = (int)std::floor((x - lo) / bs);
+        return c < 0 ? 0 : c >= n ? n - 1 : c;
+    };
+    // Pass 0 counts the entries of each bucket, pass 1 fills them (CSR, triangle order).
+    uint32_t *start = (uint32_t *)nm_calloc((size_t)bw * bh + 1, sizeof(uint32_t));
+    if (!start) return false;
+    uint32_t *list = nullptr;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int t = 0; t < nt; t++) {
+            if (areas[t] == RC_NULL_AREA) continue;
+            const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
+                        *c = in_verts + 3 * (size_t)tris[3 * t + 2];
+            double tx0 = std::fmin(a[0], std::fmin(b[0], c[0])), tx1 = std::fmax(a[0], std::fmax(b[0], c[0]));
+            double tz0 = std::fmin(a[2], std::fmin(b[2], c[2])), tz1 = std::fmax(a[2], std::fmax(b[2], c[2]));
+            if (tx1 < minx || tx0 > maxx || tz1 < minz || tz0 > maxz) continue;
+            int x0 = cell_of(tx0, minx, bw), x1 = cell_of(tx1, minx, bw);
+            int z0 = cell_of(tz0, minz, bh), z1 = cell_of(tz1, minz, bh);
+            for (int z = z0; z <= z1; z++)
+                for (int x = x0; x <= x1; x++) {
+                    size_t cell = (size_t)z * bw + x;
+                    if (pass == 0) start[cell + 1]++;
+                    else list[start[cell]++] = (uint32_t)t;
+                }
+        }
+        if (pass == 0) {
+            for (size_t c = 0; c < (size_t)bw * bh; c++) start[c + 1] += start[c];
+            list = (uint32_t *)nm_malloc(sizeof(uint32_t) * (start[(size_t)bw * bh] ? start[(size_t)bw * bh] : 1));
+            if (!list) {
+                nm_free(start);
+                return false;
+            }
+        }
+    }
+    // After filling, start[c] is the end of bucket c, i.e. the start of bucket c + 1.
+    for (int i = 0; i < nv; i++) {
+        float *p = verts + 3 * (size_t)i;
+        size_t cell = (size_t)cell_of(p[2], minz, bh) * bw + cell_of(p[0], minx, bw);
+        uint32_t lo = cell ? start[cell - 1] : 0, hi = start[cell];
+        double want = (double)p[1] - ch / 2, best = INFINITY, best_h = p[1];
+        for (uint32_t k = lo; k < hi; k++) {
+            int t = (int)list[k];
+            const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
+                        *c = in_verts + 3 * (size_t)tris[3 * t + 2];
+            double det = ((double)b[0] - a[0]) * ((double)c[2] - a[2]) - ((double)c[0] - a[0]) * ((double)b[2] - a[2]);
+            if (std::fabs(det) < 1e-12) continue;
+            double l1 = (((double)b[0] - p[0]) * ((double)c[2] - p[2]) - ((double)c[0] - p[0]) * ((double)b[2] - p[2])) / det;
+            double l2 = (((double)c[0] - p[0]) * ((double)a[2] - p[2]) - ((double)a[0] - p[0]) * ((double)c[2] - p[2])) / det;
+            double l3 = 1.0 - l1 - l2;
+            const double eps = -1e-6;
+            if (l1 < eps || l2 < eps || l3 < eps) continue;
+            double h = l1 * a[1] + l2 * b[1] + l3 * c[1];
+            if (h < (double)p[1] - climb - ch || h > (double)p[1] + ch) continue;
+            double d = std::fabs(h - want);
+            if (d < best) {
+                best = d;
+                best_h = h;
+            }
+        }
+        p[1] = (float)best_h;
+    }
+    nm_free(start);
+    nm_free(list);
+    return true;
+}
+
+} // namespace
+
+extern "C" bool nm_rc_available(void) { return true; }
+
+extern "C" void nm_rc_mesh_free(nm_rc_mesh *m)
+{
+    if (!m) return;
+    nm_free(m->verts);
+    nm_free(m->tris);
+    nm_free(m->areas);
+    std::memset(m, 0, sizeof *m);
+}
+
+extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_mesh *out, char *msg, size_t msg_cap)
+{
+    std::memset(out, 0, sizeof *out);
+    if (!(p->agent_height > 0) || !(p->agent_radius >= 0) || !(p->agent_climb >= 0) ||
+        !(p->slope_deg >= 0 && p->slope_deg < 90))
+        return fail(msg, msg_cap, NM_ERR_ARG, "recast: bad agent (height > 0, radius >= 0, climb >= 0, slope 0..90)");
+    if (in->tri_count == 0 || in->vert_count == 0) return NM_OK;
+    if (in->vert_count > INT32_MAX / 3 || in->tri_count > INT32_MAX / 3)
+        return fail(msg, msg_cap, NM_ERR_ARG, "recast: too many vertices or triangles");
+
+    try {
+        RecastObjects o;
+        rcContext ctx(false);
+        const float cos_slope = (float)std::cos(p->slope_deg * 3.14159265358979323846 / 180.0);
+        const int nt = (int)in->tri_count;
+
+        // Input: walkable triangles carry our area + 1; steep ones and obstacles are solid only.
+        o.tris = (int *)nm_malloc(sizeof(int) * 3 * (size_t)nt);
+        o.areas = (unsigned char *)nm_malloc((size_t)nt);
+        if (!o.tris || !o.areas) return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
+        bool any_walkable = false;
+        for (int t = 0; t < nt; t++) {
+            const uint32_t *ti = in->tris + 3 * (size_t)t;
+            for (int k = 0; k < 3; k++) {
+                if (ti[k] >= in->vert_count) return fail(msg, msg_cap, NM_ERR_ARG, "recast: vertex index out of range");
+                o.tris[3 * t + k] = (int)ti[k];
+            }
+            uint8_t a = in->areas[t];
+            bool walk = a != NM_RC_OBSTACLE && a < 32 &&
+                        walkable_slope(in->verts + 3 * ti[0], in->verts + 3 * ti[1], in->verts + 3 * ti[2], cos_slope);
+            o.areas[t] = walk ? (unsigned char)(a + 1) : RC_NULL_AREA;
+            any_walkable |= walk;
+        }
+        if (!any_walkable) return NM_OK;
+
+        float bmin[3], bmax[3];
+        rcCalcBounds(in->verts, (int)in->vert_count, bmin, bmax);
+        // Cell size: half the agent radius (so erosion by the radius is at least 2 cells), grown
+        // only when the grid would exceed max_cells.
+        double cs = p->cell_size > 0 ? p->cell_size : std::fmax(p->agent_radius / 2.0, 0.05);
+        double ch = p->cell_height > 0 ? p->cell_height : 0.1;
+        // Span heights have 13 bits in Recast: a very tall zone gets a coarser cell height
+        // rather than clipped spans.
+        const double ey = (double)bmax[1] - bmin[1];
+        if (ey / ch > 8000.0) ch = ey / 8000.0;
+        const double max_cells = p->max_cells ? (double)p->max_cells : (double)(1u << 24);
+        const double ex = (double)bmax[0] - bmin[0], ez = (double)bmax[2] - bmin[2];
+        if ((ex / cs + 1) * (ez / cs + 1) > max_cells) cs = std::sqrt(ex * ez / max_cells) * 1.05 + 0.01;
+        const float fcs = (float)cs, fch = (float)ch;
+        int gw = 0, gh = 0;
+        rcCalcGridSize(bmin, bmax, fcs, &gw, &gh);
+        if (gw <= 0 || gh <= 0) return fail(msg, msg_cap, NM_ERR_ARG, "recast: empty grid");
+
+        const int walkable_height = (int)std::ceil(p->agent_height / ch - 1e-6);
+        const int walkable_climb = (int)std::floor(p->agent_climb / ch + 1e-6);
+        const int walkable_radius = (int)std::ceil(p->agent_radius / cs - 1e-6);
+        // Regions: islands under 1 m^2 go, regions under 10 m^2 merge into neighbours.
+        const int min_region = (int)std::ceil(1.0 / (cs * cs));
+        const int merge_region = (int)std::ceil(10.0 / (cs * cs));
+        const float max_error = 1.3f;                  // contour simplification, cells
+        const int max_edge = (int)std::ceil(12.0 / cs); // longest contour edge, cells (12 m)
+        const int nvp = RC_VERTS_PER_POLYGON_MAX;
+
+        o.hf = rcAllocHeightfield();
+        if (!o.hf || !rcCreateHeightfield(&ctx, *o.hf, gw, gh, bmin, bmax, fcs, fch))
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: heightfield allocation failed");
+        if (!rcRasterizeTriangles(&ctx, in->verts, (int)in->vert_count, o.tris, o.areas, nt, *o.hf, walkable_climb))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: rasterising failed");
+
+        rcFilterLowHangingWalkableObstacles(&ctx, walkable_climb, *o.hf);
+        rcFilterLedgeSpans(&ctx, walkable_height, walkable_climb, *o.hf);
+        rcFilterWalkableLowHeightSpans(&ctx, walkable_height, *o.hf);
+
+        o.chf = rcAllocCompactHeightfield();
+        if (!o.chf || !rcBuildCompactHeightfield(&ctx, walkable_height, walkable_climb, *o.hf, *o.chf))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: compact heightfield failed");
+        rcFreeHeightField(o.hf); o.hf = nullptr;
+        if (walkable_radius > 0 && !rcErodeWalkableArea(&ctx, walkable_radius, *o.chf))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: erosion failed");
+        if (!rcBuildDistanceField(&ctx, *o.chf))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: distance field failed");
+        if (!rcBuildRegions(&ctx, *o.chf, 0, min_region, merge_region))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: watershed regions failed");
+
+        o.cset = rcAllocContourSet();
+        if (!o.cset || !rcBuildContours(&ctx, *o.chf, max_error, max_edge, *o.cset, RC_CONTOUR_TESS_WALL_EDGES))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: contours failed");
+        if (o.cset->nconts == 0) { out->cell_size = cs; return NM_OK; }
+        o.pmesh = rcAllocPolyMesh();
+        if (!o.pmesh || !rcBuildPolyMesh(&ctx, *o.cset, nvp, *o.pmesh))
+            return fail(msg, msg_cap, NM_ERR_STATE,
+                        "recast: polygon mesh failed (more than 65535 vertices in one zone? split the level into zones)");
+
+        const rcPolyMesh &pm = *o.pmesh;
+        size_t ntri = 0; // an upper bound: ears never exceed n - 2 per polygon
+        for (int i = 0; i < pm.npolys; i++) {
+            const unsigned short *pv = pm.polys + (size_t)i * 2 * pm.nvp;
+            int n = 0;
+            while (n < pm.nvp && pv[n] != RC_MESH_NULL_IDX) n++;
+            if (n >= 3) ntri += (size_t)(n - 2);
+        }
+        out->verts = (float *)nm_malloc(sizeof(float) * 3 * (size_t)(pm.nverts ? pm.nverts : 1));
+        out->tris = (uint32_t *)nm_malloc(sizeof(uint32_t) * 3 * (ntri ? ntri : 1));
+        out->areas = (uint8_t *)nm_malloc(ntri ? ntri : 1);
+        if (!out->verts || !out->tris || !out->areas) {
+            nm_rc_mesh_free(out);
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
+        }
+        for (int i = 0; i < pm.nverts; i++) {
+            const unsigned short *v = pm.verts + 3 * (size_t)i;
+            out->verts[3 * i + 0] = pm.bmin[0] + v[0] * pm.cs;
+            out->verts[3 * i + 1] = pm.bmin[1] + v[1] * pm.ch;
+            out->verts[3 * i + 2] = pm.bmin[2] + v[2] * pm.cs;
+        }
+        out->vert_count = (uint32_t)pm.nverts;
+        if (!snap_heights(in->verts, o.tris, o.areas, nt, out->verts, pm.nverts, fch, (float)(walkable_climb * ch))) {
+            nm_rc_mesh_free(out);
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
+        }
+        size_t t = 0;
+        for (int i = 0; i < pm.npolys; i++) {
+            const unsigned short *pv = pm.polys + (size_t)i * 2 * pm.nvp;
+            int n = 0;
+            while (n < pm.nvp && pv[n] != RC_MESH_NULL_IDX) n++;
+            unsigned short ring[RC_VERTS_PER_POLYGON_MAX];
+            for (int k = 0; k < n; k++) ring[k] = pv[k];
+            unsigned short tri[RC_VERTS_PER_POLYGON_MAX - 2][3];
+            int nt_poly = triangulate_convex(pm.verts, ring, n, tri);
+            for (int k = 0; k < nt_poly; k++, t++) {
+                for (int c = 0; c < 3; c++) out->tris[3 * t + c] = tri[k][c];
+                out->areas[t] = (uint8_t)(pm.areas[i] - 1);
+            }
+        }
+        out->tri_count = (uint32_t)t;
+        out->cell_size = cs;
+        return NM_OK;
+    } catch (const std::bad_alloc &) {
+        nm_rc_mesh_free(out);
+        return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
+    } catch (...) {
+        nm_rc_mesh_free(out);
+        return fail(msg, msg_cap, NM_ERR_STATE, "recast: unexpected failure");
+    }
+}
