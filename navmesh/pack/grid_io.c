@@ -13,11 +13,13 @@
 
 int nm_grid_layer_cmp(const nm_grid_rec *a, const nm_grid_rec *b)
 {
-    /* Fill records sort at the height they decode to (0). */
+    /* (region, height): the order the planner's window build relies on (article 建窗: 同格的记录
+     * 已按(类号,高)排好; the reference writes the same). Fill records sort at the height they
+     * decode to (0). */
+    if (a->rid != b->rid) return a->rid < b->rid ? -1 : 1;
     float ha = (a->flags & NM_GRID_FILL) ? 0.0f : a->h;
     float hb = (b->flags & NM_GRID_FILL) ? 0.0f : b->h;
     if (ha != hb) return ha < hb ? -1 : 1;
-    if (a->rid != b->rid) return a->rid < b->rid ? -1 : 1;
     if (a->clr != b->clr) return a->clr < b->clr ? -1 : 1;
     if (a->flags != b->flags) return a->flags < b->flags ? -1 : 1;
     if (a->steps != b->steps) return a->steps < b->steps ? -1 : 1;
@@ -792,7 +794,7 @@ int nm_bgrd_encode_tile(const nm_grid_rec *recs, size_t n, int32_t nx, int32_t n
         if (!(recs[i].flags & NM_GRID_FILL) && !isfinite(recs[i].h))
             ENC_FAIL(NM_ERR_ARG, "BGRD: cell %d: height not finite", recs[i].cell);
         if (i > 0 && recs[i].cell == recs[i - 1].cell && nm_grid_layer_cmp(&recs[i - 1], &recs[i]) > 0)
-            ENC_FAIL(NM_ERR_ARG, "BGRD: cell %d: layers not in canonical order (height ascending)", recs[i].cell);
+            ENC_FAIL(NM_ERR_ARG, "BGRD: cell %d: layers not in canonical order (region, then height)", recs[i].cell);
         if (recs[i].rid > global_regions)
             ENC_FAIL(NM_ERR_ARG, "BGRD: cell %d: rid %u > global regions %u", recs[i].cell, recs[i].rid,
                      global_regions);

@@ -12,9 +12,9 @@
  * heights in metres; clearance stored as a squared cell distance.
  *
  * Choices the article leaves open (written down here, relied on by both writers and readers):
- * - records of a cell: height ascending (格图段 "同一格的各层按高度升序排"), Fill at height 0,
- *   ties by rid (nm_grid_layer_cmp). 建窗 says "(类号,高)"; the window's "later record of the
- *   region overwrites" rule gives the same result under either order.
+ * - records of a cell: by (rid, height) (nm_grid_layer_cmp), Fill at height 0. 建窗 says three
+ *   times that a cell's records arrive sorted by (类号,高), and the reference writes them so;
+ *   格图段's "按高度升序" holds within a region. Layer L is the cell's L-th record either way.
  * - Fill records: no real height; excluded from the tile's hmin; stored as their prediction
  *   (residual 0); decode to h = 0.
  * - height_q = round(64 (h - hmin)) (half away from zero), hmin = the tile's f32 minimum.
@@ -88,8 +88,8 @@ static inline float nm_grid_rec_clearance(uint16_t q)
     return c < 12.0f ? c : 12.0f;
 }
 
-/* The canonical order of the records of one cell ("同一格的各层按高度升序排"): height ascending
- * (Fill records count as height 0, the height they decode to), then rid, clr, flags, steps.
+/* The canonical order of the records of one cell (建窗: "已按(类号,高)排好"): rid, then height
+ * (Fill records count as height 0, the height they decode to), then clr, flags, steps.
  * Returns <0, 0, >0. Writers reject cells whose records are not in this order; bakers sort each
  * cell with it (and carry their sidecar columns along) before writing either file. */
 int nm_grid_layer_cmp(const nm_grid_rec *a, const nm_grid_rec *b);

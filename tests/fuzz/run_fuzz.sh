@@ -1,6 +1,6 @@
 #!/bin/sh
-# run_fuzz.sh BUILDDIR SECONDS — builds the libFuzzer targets with clang (ASan + UBSan) and runs
-# fuzz_pack for SECONDS over a temporary copy of the seed corpus. Exits non-zero on a crash.
+# run_fuzz.sh BUILDDIR SECONDS — builds every libFuzzer target with clang (ASan + UBSan) and runs
+# each for SECONDS over a temporary copy of its seed corpus. Exits non-zero on any crash.
 set -eu
 if [ $# -ne 2 ]; then
     echo "usage: $0 BUILDDIR SECONDS" >&2
@@ -10,32 +10,43 @@ build=$1
 seconds=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 
-setup() {
-    CC=clang CXX=clang++ meson setup "$build" "$src" -Dfuzz=true -Dtests="$1" -Drecast=disabled \
-        -Doverlay=disabled
-}
 if [ ! -f "$build/build.ninja" ]; then
-    setup disabled
+    CC=clang CXX=clang++ meson setup "$build" "$src" -Dfuzz=true -Dtests=enabled -Drecast=disabled \
+        -Doverlay=disabled >/dev/null
 fi
-# The top-level meson.build only enters tests/ when Criterion is enabled; if the fuzz target is
-# missing for that reason, configure again with tests enabled (only fuzz_pack is built below).
-if ! ninja -C "$build" -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_pack:'; then
-    meson configure "$build" -Dtests=enabled
-fi
-ninja -C "$build" tests/fuzz/fuzz_pack
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$work/artifacts"
-cp "$src"/tests/fuzz/corpus/pack/* "$work/corpus/"
+# target:corpus-dir pairs (relative to the source tree)
+targets="fuzz_pack:tests/fuzz/corpus/pack
+fuzz_occluder:tests/occluder/corpus
+fuzz_bgrd:tests/gridio/corpus/bgrd
+fuzz_bnvf:tests/gridio/corpus/bnvf
+fuzz_bake:tests/bake/corpus"
+
 status=0
-"$build/tests/fuzz/fuzz_pack" -max_total_time="$seconds" -max_len=16384 -timeout=20 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" || status=$?
-if [ "$status" -ne 0 ]; then
-    mkdir -p "$build/fuzz-artifacts"
-    cp "$work"/artifacts/* "$build/fuzz-artifacts/" 2>/dev/null || true
-    echo "fuzz_pack failed (status $status); crash inputs in $build/fuzz-artifacts" >&2
-    exit 1
-fi
-echo "fuzz_pack: no crash in $seconds s"
+for entry in $targets; do
+    name=${entry%%:*}
+    corpus=${entry#*:}
+    path=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n "s|^\(.*/$name\): .*|\1|p" | head -n 1)
+    if [ -z "$path" ]; then
+        echo "$name: not built in this configuration, skipped"
+        continue
+    fi
+    ninja -C "$build" "$path" >/dev/null
+    work=$(mktemp -d)
+    mkdir -p "$work/corpus" "$work/artifacts"
+    [ -d "$src/$corpus" ] && cp "$src/$corpus"/* "$work/corpus/" 2>/dev/null || true
+    rc=0
+    "$build/$path" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
+        -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        mkdir -p "$build/fuzz-artifacts"
+        cp "$work"/artifacts/* "$build/fuzz-artifacts/" 2>/dev/null || true
+        tail -n 40 "$work/log" >&2
+        echo "$name: FAILED (status $rc); crash inputs in $build/fuzz-artifacts" >&2
+        status=1
+    else
+        echo "$name: no crash in $seconds s ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' || echo '?') runs)"
+    fi
+    rm -rf "$work"
+done
+exit $status
