@@ -37,6 +37,7 @@ typedef struct nm_bake_grid_opts {
     void *drop_ctx;
     nm_bake_grid_progress_fn progress;
     void *progress_ctx;
+    uint32_t band_cells;             /* raster band size, cells (0 = 4 Mi); results never depend on it */
 } nm_bake_grid_opts;
 
 /* Counters of one zone bake (reported by navbake --info / progress). */

@@ -145,10 +145,12 @@ static int region_chunk(void *ctx, size_t chunk)
     if (rc != NM_OK) goto done;
     /* clearance: every cell outside the region's core is an obstacle */
     for (size_t l = 0; l < nc; l++) obst[l] = core[l] ? 0 : 1;
-    rc = nm_grid_clearance(lw, lh, obst, q, 1, err);
+    /* a large region's transforms use the workers too (output independent of the count) */
+    int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
+    rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
     if (rc != NM_OK) goto done;
     seal_walls(zw, r, li0, lj0, lw, lh, obst);
-    rc = nm_grid_clearance(lw, lh, obst, qs, 1, err);
+    rc = nm_grid_clearance(lw, lh, obst, qs, iw, err);
     if (rc == NM_OK) rc = nm_grid_medial_axis(lw, lh, obst, med, err);
     if (rc != NM_OK) goto done;
 
@@ -218,41 +220,66 @@ done:
 typedef struct span_range_ctx {
     zone_work *zw;
     size_t per;
-    uint32_t *deg;      /* pass 1 */
-    const uint32_t *off; uint32_t *adj; /* pass 2 */
+    uint32_t *deg;      /* unused */
+    const uint32_t *off; uint32_t *adj; /* unused */
+    uint16_t *mask;     /* per span: pair judgments (pair_mask) */
 } span_range_ctx;
 
-static const int kDx8[8] = {1, 0, -1, 0, 1, -1, -1, 1};
-static const int kDy8[8] = {0, 1, 0, -1, 1, 1, -1, -1};
+/* The span graph's edges are judged per unordered neighbour pair, in the 4 forward directions
+ * below: for span u and the spans v of the same region in column (i + dx, j + dy), f = RiseOk
+ * (u -> v) and r = RiseOk(v -> u); a diagonal pair only when both orthogonal columns hold a span
+ * of the region (no corner cutting, the same condition both ways). Pairs with f and r are in one
+ * strongly connected component, so they are merged up front (union-find) and Tarjan runs on the
+ * quotient graph of the one-way edges only: the components and the DAG are those of the full
+ * graph, at 4 bytes a span instead of a full edge list. */
+static const int kFwdDx[4] = {1, 0, 1, -1};
+static const int kFwdDy[4] = {0, 1, 1, 1};
+#define PAIR_OVERFLOW 0x8000u /* more than 2 candidate spans in some direction: judged again */
 
-/* Edges of span k: spans of the same region in the 8 neighbour columns that RiseOk accepts;
- * a diagonal needs both orthogonal columns to hold a span of the region (no corner cutting). */
-static uint32_t span_edges(const zone_work *zw, uint32_t k, uint32_t *out)
+static bool diag_ok(const zone_work *zw, int32_t i, int32_t j, int dx, int dy, uint32_t r)
+{
+    const nm_span_table *T = &zw->T;
+    uint32_t nx = (uint32_t)T->win.nx, first, n;
+    bool a = false, b = false;
+    n = nm_span_cell_spans(T, (uint32_t)j * nx + (uint32_t)(i + dx), &first);
+    for (uint32_t s = first; s < first + n && !a; s++) a = zw->rid[s] == r;
+    n = nm_span_cell_spans(T, (uint32_t)(j + dy) * nx + (uint32_t)i, &first);
+    for (uint32_t s = first; s < first + n && !b; s++) b = zw->rid[s] == r;
+    return a && b;
+}
+
+/* Calls fn for each pair (u, v, d) of span k in forward direction order. */
+typedef void (*pair_fn)(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r);
+static uint32_t judge_pairs(const zone_work *zw, uint32_t k, pair_fn fn, void *ctx)
 {
     const nm_span_table *T = &zw->T;
     uint32_t c = T->sp_cell[k], nx = (uint32_t)T->win.nx;
     int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
-    uint32_t r = zw->rid[k], n = 0;
-    bool orth[4] = {false, false, false, false};
-    for (int d = 0; d < 8; d++) {
-        int32_t ni = i + kDx8[d], nj = j + kDy8[d];
+    uint32_t r = zw->rid[k], over = 0;
+    for (int d = 0; d < 4; d++) {
+        int dx = kFwdDx[d], dy = kFwdDy[d];
+        int32_t ni = i + dx, nj = j + dy;
         if (ni < 0 || nj < 0 || ni >= T->win.nx || nj >= T->win.ny) continue;
-        if (d >= 4) {
-            /* diagonal (dx, dy): orthogonal columns (dx, 0) and (0, dy) */
-            int ox = kDx8[d] > 0 ? 0 : 2, oy = kDy8[d] > 0 ? 1 : 3;
-            if (!orth[ox] || !orth[oy]) continue;
-        }
+        if (dx && dy && !diag_ok(zw, i, j, dx, dy, r)) continue;
         uint32_t first, cnt = nm_span_cell_spans(T, (uint32_t)nj * nx + (uint32_t)ni, &first);
+        int slot = 0;
         for (uint32_t s = first; s < first + cnt; s++) {
             if (zw->rid[s] != r) continue;
-            if (d < 4) orth[d] = true;
-            if (nm_grid_rise_ok(T, zw->gate, i, j, kDx8[d], kDy8[d], T->sp_h[k], T->sp_h[s])) {
-                if (out) out[n] = s;
-                n++;
-            }
+            bool f = nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
+            bool b = nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
+            if (slot >= 2) over = 1;
+            fn(ctx, k, s, d * 2 + (slot < 2 ? slot : 1), f, b);
+            slot++;
         }
     }
-    return n;
+    return over;
+}
+
+static void put_mask(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r)
+{
+    (void)u; (void)v;
+    uint16_t *m = ctx;
+    *m |= (uint16_t)(((f ? 1u : 0u) | (r ? 2u : 0u)) << (2 * slot));
 }
 
 static int steps_chunk(void *ctx, size_t chunk)
@@ -263,29 +290,132 @@ static int steps_chunk(void *ctx, size_t chunk)
     if (b > zw->T.nspans) b = zw->T.nspans;
     for (size_t k = a; k < b; k++) {
         zw->ssteps[k] = nm_grid_step_bits(&zw->T, zw->gate, zw->rid, (uint32_t)k);
-        s->deg[k] = span_edges(zw, (uint32_t)k, NULL);
+        uint16_t m = 0;
+        if (judge_pairs(zw, (uint32_t)k, put_mask, &m)) m |= PAIR_OVERFLOW;
+        s->mask[k] = m;
     }
     return NM_OK;
 }
 
-static int edges_chunk(void *ctx, size_t chunk)
+static uint32_t uf_find(uint32_t *p, uint32_t x)
 {
-    span_range_ctx *s = ctx;
-    zone_work *zw = s->zw;
-    size_t a = chunk * s->per, b = a + s->per;
-    if (b > zw->T.nspans) b = zw->T.nspans;
-    for (size_t k = a; k < b; k++) span_edges(zw, (uint32_t)k, s->adj + s->off[k]);
-    return NM_OK;
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+typedef struct edge_sink {
+    uint32_t *par;
+    uint32_t *e; size_t n, cap; /* one-way edges (u, v) */
+    bool oom;
+} edge_sink;
+
+static void sink_pair(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r)
+{
+    (void)slot;
+    edge_sink *es = ctx;
+    if (f && r) {
+        uint32_t a = uf_find(es->par, u), b = uf_find(es->par, v);
+        if (a != b) {
+            if (a < b) es->par[b] = a; else es->par[a] = b; /* smaller root wins: deterministic */
+        }
+        return;
+    }
+    if (!f && !r) return;
+    if (es->n + 1 > es->cap) {
+        size_t nc = es->cap ? es->cap * 2 : 1024;
+        uint32_t *p2 = nm_realloc(es->e, nc * 2 * sizeof *p2);
+        if (!p2) { es->oom = true; return; }
+        es->e = p2;
+        es->cap = nc;
+    }
+    es->e[2 * es->n] = f ? u : v;
+    es->e[2 * es->n + 1] = f ? v : u;
+    es->n++;
+}
+
+/* Decodes the parallel judgments (or judges again on overflow) into the union-find and the
+ * one-way edge list, then Tarjan on the quotient graph; out->comp is per span. */
+static int span_scc(zone_work *zw, const uint16_t *mask, nm_scc *out, nm_error *err)
+{
+    const nm_span_table *T = &zw->T;
+    uint32_t ns = T->nspans, nx = (uint32_t)T->win.nx;
+    edge_sink es;
+    memset(&es, 0, sizeof es);
+    es.par = nm_malloc(((size_t)ns + 1) * sizeof *es.par);
+    uint32_t *off = NULL, *adj = NULL, *cls = NULL;
+    nm_scc q;
+    memset(&q, 0, sizeof q);
+    int rc = NM_OK;
+    if (!es.par) return nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory");
+    for (uint32_t k = 0; k < ns; k++) es.par[k] = k;
+    for (uint32_t k = 0; k < ns && !es.oom; k++) {
+        uint16_t m = mask[k];
+        if (m & PAIR_OVERFLOW) {
+            judge_pairs(zw, k, sink_pair, &es);
+            continue;
+        }
+        if (!m) continue;
+        /* replay the pairs in the same order with the stored bits */
+        uint32_t c = T->sp_cell[k];
+        int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
+        for (int d = 0; d < 4; d++) {
+            if (!((m >> (4 * d)) & 15u)) continue;
+            uint32_t first, cnt = nm_span_cell_spans(T, (uint32_t)(j + kFwdDy[d]) * nx + (uint32_t)(i + kFwdDx[d]), &first);
+            int slot = 0;
+            for (uint32_t s = first; s < first + cnt && slot < 2; s++) {
+                if (zw->rid[s] != zw->rid[k]) continue;
+                unsigned bits = (m >> (2 * (d * 2 + slot))) & 3u;
+                sink_pair(&es, k, s, 0, bits & 1u, (bits & 2u) != 0);
+                slot++;
+            }
+        }
+    }
+    if (es.oom) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+    /* classes numbered in order of their first span */
+    uint32_t ncls = 0;
+    cls = es.par; /* reused: par[k] becomes the class of span k */
+    es.par = NULL;
+    /* a root is the smallest span of its set and parents are smaller than children, so one
+     * increasing pass flattens every path, and a second numbers the classes in place */
+    for (uint32_t k = 0; k < ns; k++) cls[k] = cls[cls[k]];
+    for (uint32_t k = 0; k < ns; k++) cls[k] = cls[k] == k ? ncls++ : cls[cls[k]];
+    /* quotient graph CSR over the one-way edges between classes */
+    off = nm_calloc((size_t)ncls + 2, sizeof *off);
+    adj = nm_malloc((es.n + 1) * sizeof *adj);
+    if (!off || !adj) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+    for (size_t e = 0; e < es.n; e++) off[cls[es.e[2 * e]] + 1]++;
+    for (uint32_t c = 0; c < ncls; c++) off[c + 1] += off[c];
+    {
+        uint32_t *fill = nm_malloc(((size_t)ncls + 1) * sizeof *fill);
+        if (!fill) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+        memcpy(fill, off, ((size_t)ncls + 1) * sizeof *fill);
+        for (size_t e = 0; e < es.n; e++) adj[fill[cls[es.e[2 * e]]]++] = cls[es.e[2 * e + 1]];
+        nm_free(fill);
+    }
+    nm_free(es.e);
+    es.e = NULL;
+    nm_graph g = {ncls, off, adj};
+    rc = nm_grid_scc(&g, &q, err);
+    if (rc != NM_OK) goto done;
+    /* per span: the component of its class (numbered by smallest class = smallest span) */
+    for (uint32_t k = 0; k < ns; k++) cls[k] = q.comp[cls[k]];
+    nm_free(q.comp);
+    q.comp = cls;
+    cls = NULL;
+    q.n = ns;
+    *out = q;
+    memset(&q, 0, sizeof q);
+done:
+    nm_free(es.par); nm_free(es.e); nm_free(off); nm_free(adj); nm_free(cls);
+    nm_scc_free(&q);
+    return rc;
 }
 
 /* ---- records -------------------------------------------------------------------------------- */
 
-typedef struct rec_cols {
-    nm_grid_rec rec;
-    uint32_t scc;
-    uint8_t seg, medial;
-    uint16_t clr2d;
-} rec_cols;
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -340,7 +470,126 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
     return s;
 }
 
-int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err); /* bake_links.c */
+/* ---- banded rasterisation ---------------------------------------------------------------------
+ * Rasterize + BuildSpans + AppendSeamBridge + BuildSpans in bands of rows, so the samples (several
+ * per cell) never exist for the whole zone: each band window has BAND_MARGIN extra rows above and
+ * below (the seam bridge's y pass looks one row out; Rasterize's centroid cell uses trunc, which
+ * can pull a centroid just above the window into its first row, so that row must be a margin row
+ * too). Only the band's own rows are kept, as merged spans, and PackSpans builds the zone table.
+ * Every span equals the whole-zone computation's: the operators are per cell or per row pair, and
+ * a cell's span heights do not depend on the sample order. */
+#define BAND_MARGIN 2
+#define BAND_CELLS (1u << 22) /* default opts->band_cells */ /* own cells per band, about */
+
+static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
+                        const nm_bake_grid_opts *opts, nm_span_table *out, nm_error *err)
+{
+    int32_t nx = win->nx, ny = win->ny;
+    uint32_t band = opts && opts->band_cells ? opts->band_cells : BAND_CELLS;
+    int32_t rows = (int32_t)(band / (uint32_t)nx);
+    if (rows < 4) rows = 4;
+    if (rows > ny) rows = ny;
+    int32_t nb = (ny + rows - 1) / rows;
+    int rc = NM_OK;
+    /* triangles per band (CSR), walkable only, in triangle order */
+    uint32_t *bstart = nm_calloc((size_t)nb + 2, sizeof *bstart);
+    int32_t *tb = nm_malloc(2 * (mesh->ntris + 1) * sizeof *tb);
+    uint32_t *blist = NULL, *subtris = NULL;
+    nm_grid_samples S, spans;
+    memset(&S, 0, sizeof S);
+    memset(&spans, 0, sizeof spans);
+    if (!bstart || !tb) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
+    size_t total = 0;
+    for (size_t t = 0; t < mesh->ntris; t++) {
+        tb[2 * t] = 0;
+        tb[2 * t + 1] = -1;
+        if (mesh->walkable && !mesh->walkable[t]) continue;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < 3; k++) {
+            double v = mesh->verts[3 * (size_t)mesh->tris[3 * t + (size_t)k] + 1];
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+        /* rows the triangle may touch, one row of slack each side, then the bands whose window
+         * (own rows +- margin) meets them */
+        double r0 = floor((lo - win->y0) / NM_kCS) - 1, r1 = floor((hi - win->y0) / NM_kCS) + 1;
+        if (!(r1 >= 0) || !(r0 < ny)) continue;
+        if (r0 < 0) r0 = 0;
+        if (r1 > ny - 1) r1 = ny - 1;
+        int32_t b0 = ((int32_t)r0 - BAND_MARGIN) / rows, b1 = ((int32_t)r1 + BAND_MARGIN) / rows;
+        if (b0 < 0) b0 = 0;
+        if (b1 > nb - 1) b1 = nb - 1;
+        tb[2 * t] = b0;
+        tb[2 * t + 1] = b1;
+        for (int32_t b = b0; b <= b1; b++) bstart[b + 1]++;
+        total += (size_t)(b1 - b0 + 1);
+    }
+    for (int32_t b = 0; b < nb; b++) bstart[b + 1] += bstart[b];
+    blist = nm_malloc((total + 1) * sizeof *blist);
+    if (!blist) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
+    {
+        uint32_t *fill = nm_malloc(((size_t)nb + 1) * sizeof *fill);
+        if (!fill) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
+        memcpy(fill, bstart, (size_t)nb * sizeof *fill);
+        for (size_t t = 0; t < mesh->ntris; t++)
+            for (int32_t b = tb[2 * t]; b <= tb[2 * t + 1]; b++) blist[fill[b]++] = (uint32_t)t;
+        nm_free(fill);
+    }
+    nm_free(tb);
+    tb = NULL;
+    size_t maxb = 0;
+    for (int32_t b = 0; b < nb; b++)
+        if (bstart[b + 1] - bstart[b] > maxb) maxb = bstart[b + 1] - bstart[b];
+    subtris = nm_malloc((3 * maxb + 1) * sizeof *subtris);
+    if (!subtris) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
+    for (int32_t b = 0; b < nb && rc == NM_OK; b++) {
+        int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
+        int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
+        int32_t w1 = own1 + BAND_MARGIN > ny ? ny : own1 + BAND_MARGIN;
+        nm_grid_window bw = {win->x0, win->y0 + (double)w0 * NM_kCS, nx, w1 - w0};
+        size_t n = bstart[b + 1] - bstart[b];
+        for (size_t i = 0; i < n; i++)
+            memcpy(subtris + 3 * i, mesh->tris + 3 * (size_t)blist[bstart[b] + i], 3 * sizeof *subtris);
+        nm_grid_mesh sub = {mesh->verts, mesh->nverts, subtris, n, NULL};
+        S.n = 0;
+        rc = nm_grid_rasterize(&bw, &sub, &S, err);
+        nm_span_table pre, bt;
+        memset(&pre, 0, sizeof pre);
+        memset(&bt, 0, sizeof bt);
+        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
+        if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
+        nm_span_table_free(&pre);
+        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &bt, err);
+        if (rc == NM_OK) {
+            /* keep the own rows, as zone cell numbers */
+            uint32_t a = 0;
+            while (a < bt.nspans && bt.sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+            for (uint32_t k = a; k < bt.nspans && rc == NM_OK; k++) {
+                uint32_t row = bt.sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
+                if (row >= (uint32_t)own1) break;
+                rc = nm_grid_samples_push(&spans, row * (uint32_t)nx + bt.sp_cell[k] % (uint32_t)nx, bt.sp_h[k],
+                                          bt.sp_ins[k], err);
+            }
+        }
+        nm_span_table_free(&bt);
+        if (opts && opts->progress) opts->progress(opts->progress_ctx, "rasterise", 0.2 * (b + 1) / nb);
+    }
+    nm_grid_samples_free(&S);
+    nm_free(subtris);
+    subtris = NULL;
+    nm_free(blist);
+    blist = NULL;
+    nm_free(bstart);
+    bstart = NULL;
+    if (rc == NM_OK) rc = nm_grid_pack_spans(win, &spans, out, err);
+done:
+    nm_grid_samples_free(&S);
+    nm_grid_samples_free(&spans);
+    nm_free(bstart); nm_free(tb); nm_free(blist); nm_free(subtris);
+    return rc;
+}
+
+int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err); /* bake_pack.c */
 
 #define NOMEM(what) do { rc = nm_fail(err, NM_ERR_NOMEM, "%s: %s: out of memory", zname, what); goto fail; } while (0)
 
@@ -365,11 +614,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     }
     nm_bake_grid_zone Z;
     memset(&Z, 0, sizeof Z);
-    nm_grid_samples S;
-    memset(&S, 0, sizeof S);
     uint8_t *walk = NULL, *bnd = NULL;
-    uint32_t *deg = NULL, *off = NULL, *adj = NULL, *gmap = NULL, *cnt = NULL;
-    rec_cols *tmp = NULL;
+    uint32_t *gmap = NULL, *cnt = NULL;
     nm_scc scc;
     memset(&scc, 0, sizeof scc);
     int rc = NM_OK;
@@ -418,19 +664,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         bnd[t] = nm_zone_boundary(zc, t);
     }
     nm_grid_mesh mesh = {(const float *)zc->verts, zc->vert_count, zc->tri_v, zc->tri_count, walk};
-    rc = nm_grid_rasterize(&zw.win, &mesh, &S, err);
-    if (rc != NM_OK) goto fail_op;
-    {
-        nm_span_table pre;
-        memset(&pre, 0, sizeof pre);
-        rc = nm_grid_build_spans(&zw.win, &S, &pre, err);
-        if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
-        nm_span_table_free(&pre);
-        if (rc != NM_OK) goto fail_op;
-    }
-    progress(opts, "spans", 0.15);
-    rc = nm_grid_build_spans(&zw.win, &S, &zw.T, err);
-    nm_grid_samples_free(&S);
+    rc = raster_bands(&zw.win, &mesh, opts, &zw.T, err);
     if (rc != NM_OK) goto fail_op;
     const nm_span_table *T = &zw.T;
     uint32_t ns = T->nspans;
@@ -570,34 +804,17 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 
     /* 7. step bits and the directed span graph */
     progress(opts, "steps", 0.6);
-    deg = nm_calloc((size_t)ns + 1, sizeof *deg);
-    off = nm_calloc((size_t)ns + 1, sizeof *off);
-    if (!deg || !off) NOMEM("span graph");
     {
-        span_range_ctx sc = {&zw, 16384, deg, NULL, NULL};
+        span_range_ctx sc = {&zw, 16384, NULL, NULL, NULL};
         size_t chunks = ((size_t)ns + sc.per - 1) / sc.per;
         int wk = nm_workers_for((size_t)ns, opts->workers);
+        sc.mask = nm_calloc((size_t)ns + 1, sizeof *sc.mask);
+        if (!sc.mask) NOMEM("span graph");
         rc = nm_parallel_chunks(chunks, wk, steps_chunk, &sc);
+        progress(opts, "scc", 0.7);
+        if (rc == NM_OK) rc = span_scc(&zw, sc.mask, &scc, err);
+        nm_free(sc.mask);
         if (rc != NM_OK) goto fail_op;
-        uint64_t tot = 0;
-        for (uint32_t k = 0; k < ns; k++) { off[k] = (uint32_t)tot; tot += deg[k]; }
-        if (tot > UINT32_MAX) { rc = nm_fail(err, NM_ERR_ARG, "%s: span graph too large", zname); goto fail; }
-        off[ns] = (uint32_t)tot;
-        nm_free(deg); deg = NULL;
-        adj = nm_malloc((size_t)tot * sizeof *adj + 4);
-        if (!adj) NOMEM("span graph");
-        sc.off = off;
-        sc.adj = adj;
-        rc = nm_parallel_chunks(chunks, wk, edges_chunk, &sc);
-        if (rc != NM_OK) goto fail_op;
-    }
-    progress(opts, "scc", 0.7);
-    {
-        nm_graph g = {ns, off, adj};
-        rc = nm_grid_scc(&g, &scc, err);
-        if (rc != NM_OK) goto fail_op;
-        nm_free(adj); adj = NULL;
-        nm_free(off); off = NULL;
     }
     /* per-region renumbering: local component ids in order of each component's first span in
      * span order (the global numbering is by smallest node, so the order is kept) */
@@ -653,6 +870,10 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         nm_free(clist);
     }
 
+    /* the region lists and the Dead column are used up (Dead is in sflags now) */
+    nm_free(zw.order); zw.order = NULL;
+    nm_free(zw.dead); zw.dead = NULL;
+
     /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
     progress(opts, "records", 0.85);
     cnt = nm_calloc(ncell + 1, sizeof *cnt);
@@ -666,62 +887,6 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     for (size_t c = 0; c < ncell; c++) cnt[c + 1] += cnt[c];
     Z.cell_start = cnt;
     cnt = NULL;
-    tmp = nm_malloc((nrec + 1) * sizeof *tmp);
-    uint32_t *fillp = nm_malloc((ncell + 1) * sizeof *fillp);
-    if (!tmp || !fillp) { nm_free(fillp); NOMEM("records"); }
-    memcpy(fillp, Z.cell_start, (ncell + 1) * sizeof *fillp);
-    for (uint32_t k = 0; k < ns; k++) {
-        rec_cols *o = &tmp[fillp[T->sp_cell[k]]++];
-        o->rec.cell = (int32_t)T->sp_cell[k];
-        o->rec.rid = zw.rid[k];
-        o->rec.h = T->sp_h[k];
-        o->rec.clr = zw.sclr[k];
-        o->rec.flags = zw.sflags[k];
-        o->rec.steps = zw.ssteps[k];
-        o->scc = gmap[scc.comp[k]];
-        o->clr2d = zw.sclr2d[k];
-        o->medial = zw.smedial[k];
-        /* facade segment bits: orthogonal direction i with a forbidden step across a face column */
-        uint8_t sg = 0;
-        if (o->rec.steps) {
-            uint32_t c = T->sp_cell[k];
-            int32_t ci = (int32_t)(c % (uint32_t)Z.w), cj = (int32_t)(c / (uint32_t)Z.w);
-            for (int d = 0; d < 2; d++) {
-                if (!(o->rec.steps & (3u << (2 * d)))) continue;
-                if (nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
-                    nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
-                    sg |= (uint8_t)(1u << d);
-            }
-        }
-        o->seg = sg;
-    }
-    for (uint32_t r = 0; r < zw.nreg; r++)
-        for (size_t g = 0; g < zw.rout[r].nghosts; g++) {
-            const ghost_rec *G = &zw.rout[r].ghosts[g];
-            rec_cols *o = &tmp[fillp[G->cell]++];
-            o->rec.cell = (int32_t)G->cell;
-            o->rec.rid = G->rid;
-            o->rec.h = (G->flags & NM_GRID_FILL) ? 0.0f : G->h;
-            o->rec.clr = G->clr;
-            o->rec.flags = G->flags;
-            o->rec.steps = 0;
-            o->scc = G->src_span == UINT32_MAX ? 0 : gmap[scc.comp[G->src_span]];
-            o->clr2d = G->clr2d;
-            o->medial = G->medial;
-            o->seg = 0;
-            if (G->flags & NM_GRID_FILL) Z.stats.fills++; else Z.stats.ghosts++;
-        }
-    nm_free(fillp);
-    /* canonical order inside each cell (insertion sort: a cell holds a handful of records) */
-    for (size_t c = 0; c < ncell; c++) {
-        uint32_t a = Z.cell_start[c], b = Z.cell_start[c + 1];
-        for (uint32_t i = a + 1; i < b; i++) {
-            rec_cols x = tmp[i];
-            uint32_t j = i;
-            while (j > a && nm_grid_layer_cmp(&tmp[j - 1].rec, &x.rec) > 0) { tmp[j] = tmp[j - 1]; j--; }
-            tmp[j] = x;
-        }
-    }
     Z.rec_count = nrec;
     Z.recs = nm_malloc((nrec + 1) * sizeof *Z.recs);
     Z.scc = nm_malloc((nrec + 1) * sizeof *Z.scc);
@@ -730,19 +895,91 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     Z.tax = nm_calloc(nrec + 1, 1);
     Z.seg = nm_malloc(nrec + 1);
     Z.medial = nm_malloc(nrec + 1);
-    if (!Z.recs || !Z.scc || !Z.clr2d || !Z.steps2x || !Z.tax || !Z.seg || !Z.medial) NOMEM("records");
+    uint32_t *fillp = nm_malloc((ncell + 1) * sizeof *fillp);
+    if (!Z.recs || !Z.scc || !Z.clr2d || !Z.steps2x || !Z.tax || !Z.seg || !Z.medial || !fillp) {
+        nm_free(fillp);
+        NOMEM("records");
+    }
+    memcpy(fillp, Z.cell_start, (ncell + 1) * sizeof *fillp);
+    for (uint32_t k = 0; k < ns; k++) {
+        size_t i = fillp[T->sp_cell[k]]++;
+        nm_grid_rec *o = &Z.recs[i];
+        o->cell = (int32_t)T->sp_cell[k];
+        o->rid = zw.rid[k];
+        o->h = T->sp_h[k];
+        o->clr = zw.sclr[k];
+        o->flags = zw.sflags[k];
+        o->steps = zw.ssteps[k];
+        Z.scc[i] = gmap[scc.comp[k]];
+        Z.clr2d[i] = zw.sclr2d[k];
+        Z.medial[i] = zw.smedial[k];
+        /* facade segment bits: orthogonal direction i with a forbidden step across a face column */
+        uint8_t sg = 0;
+        if (o->steps) {
+            uint32_t c = T->sp_cell[k];
+            int32_t ci = (int32_t)(c % (uint32_t)Z.w), cj = (int32_t)(c / (uint32_t)Z.w);
+            for (int d = 0; d < 2; d++) {
+                if (!(o->steps & (3u << (2 * d)))) continue;
+                if (nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
+                    nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
+                    sg |= (uint8_t)(1u << d);
+            }
+        }
+        Z.seg[i] = sg;
+    }
+    for (uint32_t r = 0; r < zw.nreg; r++) {
+        for (size_t g = 0; g < zw.rout[r].nghosts; g++) {
+            const ghost_rec *G = &zw.rout[r].ghosts[g];
+            size_t i = fillp[G->cell]++;
+            nm_grid_rec *o = &Z.recs[i];
+            o->cell = (int32_t)G->cell;
+            o->rid = G->rid;
+            o->h = (G->flags & NM_GRID_FILL) ? 0.0f : G->h;
+            o->clr = G->clr;
+            o->flags = G->flags;
+            o->steps = 0;
+            Z.scc[i] = G->src_span == UINT32_MAX ? 0 : gmap[scc.comp[G->src_span]];
+            Z.clr2d[i] = G->clr2d;
+            Z.medial[i] = G->medial;
+            Z.seg[i] = 0;
+            if (G->flags & NM_GRID_FILL) Z.stats.fills++; else Z.stats.ghosts++;
+        }
+        nm_free(zw.rout[r].ghosts); /* last use */
+        zw.rout[r].ghosts = NULL;
+        zw.rout[r].nghosts = 0;
+    }
+    nm_free(fillp);
+    /* canonical order inside each cell (insertion sort: a cell holds a handful of records; the
+     * columns move with their record) */
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t a = Z.cell_start[c], b = Z.cell_start[c + 1];
+        for (uint32_t i = a + 1; i < b; i++) {
+            nm_grid_rec x = Z.recs[i];
+            uint32_t xs = Z.scc[i];
+            uint16_t xc = Z.clr2d[i];
+            uint8_t xg = Z.seg[i], xm = Z.medial[i];
+            uint32_t j = i;
+            while (j > a && nm_grid_layer_cmp(&Z.recs[j - 1], &x) > 0) {
+                Z.recs[j] = Z.recs[j - 1];
+                Z.scc[j] = Z.scc[j - 1];
+                Z.clr2d[j] = Z.clr2d[j - 1];
+                Z.seg[j] = Z.seg[j - 1];
+                Z.medial[j] = Z.medial[j - 1];
+                j--;
+            }
+            Z.recs[j] = x;
+            Z.scc[j] = xs;
+            Z.clr2d[j] = xc;
+            Z.seg[j] = xg;
+            Z.medial[j] = xm;
+        }
+    }
     for (size_t i = 0; i < nrec; i++) {
-        Z.recs[i] = tmp[i].rec;
-        Z.scc[i] = tmp[i].scc;
-        Z.clr2d[i] = tmp[i].clr2d;
-        Z.seg[i] = tmp[i].seg;
-        Z.medial[i] = tmp[i].medial;
-        uint8_t f = tmp[i].rec.flags;
+        uint8_t f = Z.recs[i].flags;
         if (f & NM_GRID_DEAD) Z.stats.dead++;
         if (f & NM_GRID_WALK) Z.stats.walk++;
         if (f & NM_GRID_CORE) Z.stats.core++;
     }
-    nm_free(tmp); tmp = NULL;
     nm_free(gmap); gmap = NULL;
     nm_scc_free(&scc);
     zw_free(&zw);
@@ -759,9 +996,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 fail_op:
     nm_error_prefix(err, "%s: grid bake", zname);
 fail:
-    nm_grid_samples_free(&S);
-    nm_free(walk); nm_free(bnd); nm_free(deg); nm_free(off); nm_free(adj); nm_free(gmap);
-    nm_free(cnt); nm_free(tmp);
+    nm_free(walk); nm_free(bnd); nm_free(gmap);
+    nm_free(cnt);
     nm_scc_free(&scc);
     zw_free(&zw);
     nm_bake_grid_zone_free(&Z);

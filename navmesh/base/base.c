@@ -2,6 +2,7 @@
 #include "base.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,19 +63,20 @@ const char *nm_status_name(int code)
 }
 
 /* ---- allocation hook: tests fail the n-th allocation to exercise every error path ------------ */
-static size_t g_alloc_count, g_alloc_fail_at;
+/* Atomic so that planning threads can allocate at once (the count is a test aid only). */
+static _Atomic size_t g_alloc_count, g_alloc_fail_at;
 
 static bool alloc_should_fail(void)
 {
-    g_alloc_count++;
-    return g_alloc_fail_at != 0 && g_alloc_count == g_alloc_fail_at;
+    size_t now = atomic_fetch_add_explicit(&g_alloc_count, 1, memory_order_relaxed) + 1;
+    size_t at = atomic_load_explicit(&g_alloc_fail_at, memory_order_relaxed);
+    return at != 0 && now == at;
 }
 
 size_t nm_alloc_fail_after(size_t n)
 {
-    size_t was = g_alloc_count;
-    g_alloc_count = 0;
-    g_alloc_fail_at = n;
+    size_t was = atomic_exchange(&g_alloc_count, 0);
+    atomic_store(&g_alloc_fail_at, n);
     return was;
 }
 

@@ -166,7 +166,8 @@ typedef struct nm_span_fields {
     uint16_t clr2;     /* sealed clearance (wall edges as obstacles), squared cells: clr - clr2d */
     uint8_t steps2;    /* re-judged step bits: per direction 0 when the main pack's two bits are
                           0, else the sidecar's bits (steps2x XOR main steps) */
-    uint8_t seg;       /* facade segment bits (bit 0 c->b, bit 1 b->c; orthogonal directions) */
+    uint8_t seg;       /* facade segment bits: bit i = a facade segment on the edge towards the
+                          neighbour in orthogonal direction i (i < 2: (1,0), (0,1)); article 建窗 */
     uint8_t tax;       /* step-tax edges: direction i forward bit 2i, reverse bit 2i+1 */
     uint8_t medial;    /* bit 0: medial axis */
     uint8_t pad[2];    /* zero: keeps the struct free of indeterminate padding bytes */

@@ -231,6 +231,171 @@ int nm_nogo_resolve(const nm_nogo_table *t, const nm_pack *pack, const char *zon
 /* Index of the first polygon holding (x, y) at height h (band on h), or -1. */
 int nm_nogo_hit(const nm_nogo_poly *polys, uint32_t n, double x, double y, double h);
 
+/* ================================================================================================
+ * Engine and planLocked (引擎装载, 前置检查与选类, 窗口分档)
+ * ============================================================================================== */
+
+struct nm_zone_clean;
+
+/* One cached zone (zoneEntry): its ZoneClean, sidecar zone data, resolved no-go polygons and
+ * per-region bounding boxes. */
+typedef struct nm_route_zone_entry {
+    bool valid;
+    char *name;
+    int pack_zone, bgrd_zone, fzon;
+    struct nm_zone_clean *zc;
+    int zc_rc;
+    nm_error zc_err;
+    nm_bnvf_zone_data fz;
+    int fz_rc;
+    nm_error fz_err;
+    nm_nogo_poly *polys;
+    uint32_t npolys;
+    int polys_rc;
+    nm_error polys_err;
+    uint32_t *bbox_rid;       /* cached region bounding boxes */
+    nm_cell_rect *bbox;
+    uint32_t nbbox, bbox_cap;
+    uint64_t used;            /* LRU clock */
+} nm_route_zone_entry;
+
+#define NM_ROUTE_ZONE_CACHE 2 /* kZoneCacheMax */
+
+typedef struct nm_route_engine {
+    const nm_pack *pack;
+    int status;               /* NM_OK when usable; else every plan returns err */
+    nm_error err;
+    nm_bgrd grid;
+    bool has_grid;
+    nm_bnvf fields;
+    bool has_fields;
+    nm_nogo_table nogo;
+    nm_route_zone_entry cache[NM_ROUTE_ZONE_CACHE];
+    uint64_t clock;
+    int workers;
+    nm_bgrd_out patch_start, patch_goal, decode; /* reused decode buffers */
+} nm_route_engine;
+
+/* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",
+ * else "x" + ".fields". Returns an nm_malloc'd string (NULL on no memory). */
+char *nm_fields_sidecar_path(const char *main_path);
+
+/* Engine load: the pack's BGRD section, the paired sidecar (validated), the no-go table (missing
+ * = none; nogo_path NULL = none). A failure is recorded in e->status / e->err and also returned;
+ * the engine must still be closed. The pack must outlive the engine. */
+int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
+                         const char *nogo_path, int workers, nm_error *err);
+void nm_route_engine_close(nm_route_engine *e);
+
+typedef bool (*nm_route_stop_fn)(void *ctx);
+
+typedef struct nm_route_request {
+    const char *zone;
+    double sx, sy, gx, gy;    /* px */
+    float start_floor_y, goal_floor_y; /* NM_kFloorYNone = absent */
+    float goal_deck_y, start_deck_y;   /* NM_kFloorYNone = absent */
+    const nm_nogo_disc *discs; uint32_t ndiscs;
+    nm_route_stop_fn should_stop; void *stop_ctx; /* polled before every tier */
+    bool force_full;          /* start at the Full window (tests: a tentative result must
+                                 equal the full-region one) */
+    bool self_check;          /* verify the route in its window (tests, navbench): see
+                                 nm_route_result.self_check_failures */
+} nm_route_request;
+
+/* The request with nothing declared. */
+nm_route_request nm_route_request_defaults(const char *zone, double sx, double sy, double gx,
+                                           double gy);
+
+/* A ledge-drop landing (台沿下落 / 落点留余量): the landing's index into the points, the lower
+ * surface height, and the take-off point the character must pass beyond. */
+typedef struct nm_route_drop {
+    uint32_t index;
+    double height;            /* m */
+    double from_x, from_y;    /* px */
+} nm_route_drop;
+
+/* A point list of a stage (owned by the result; NULL/0 when absent). heights may be NULL. */
+typedef struct nm_route_points {
+    double *xy;
+    float *heights;
+    uint32_t n;
+} nm_route_points;
+
+typedef struct nm_route_result {
+    bool ok;
+    bool no_go;               /* an end lies in an authored no-go zone: callers must not fall back */
+    int check;                /* the pre-check that failed (1..11), 0 = none / later */
+    char error[512];
+    double *xy;               /* npoints (x, y) px */
+    float *clearance, *heights;
+    uint32_t npoints;
+    double length;            /* px */
+    double min_clearance;     /* px */
+    double snap_start, snap_goal;
+    /* debug */
+    int tier;                 /* accepted round, -1 = none */
+    nm_tier_kind kind;
+    uint64_t window_cells;
+    size_t peak_window_bytes;
+    char tier_notes[1024];    /* why each earlier tier was rejected */
+    uint32_t region;
+    uint32_t hop_index;       /* 台沿下落换类: index of the landing point, UINT32_MAX = none */
+    double hop_height;        /* landing surface height, m */
+    double ms_checks, ms_window, ms_topo, ms_geo, ms_post, ms_total;
+
+    /* ---- what the host drives (输入与输出): filled on success ---- */
+    uint32_t *waypoints;      /* indices into the points: excludes the start, ends with npoints-1,
+                                 never jumps over a drop landing */
+    uint32_t nwaypoints;
+    nm_route_drop *drops;     /* ledge-drop landings, in route order */
+    uint32_t ndrops;
+    char warnings[1024];      /* one warning a line ('\n'-separated), e.g. facade steps, fallbacks */
+    uint32_t nwarnings;
+
+    /* ---- diagnostics (诊断): the accepted window and the point lists of each stage ---- */
+    double win_x0, win_y0;    /* px */
+    int64_t win_nx, win_ny;   /* cells */
+    nm_route_points dbg_topology; /* topology cell path (cell centres) with heights */
+    nm_route_points dbg_taut;     /* the geometry layer's taut parent chain */
+    nm_route_points dbg_pulled;   /* after StringPull */
+    nm_route_points dbg_assembled;/* after the endpoint splice */
+    bool has_gap;             /* disconnected: the located gap */
+    double gap_sx, gap_sy, gap_gx, gap_gy, gap_dist; /* px */
+    double ms_pull, ms_assemble, ms_lift;
+
+    /* ---- self check (request.self_check), made in the accepted window before it is freed:
+     * every segment passes vis_hard and the LayerOracle on the heights along the route (a drop
+     * landing's segment in the drop-permitting mode), lifting did not lower the smallest segment
+     * clearance, StringPull keeps every point of its own output, every drop landing is a
+     * waypoint and lies more than kClimb below the point before it. ---- */
+    uint32_t self_checks;          /* checks made */
+    uint32_t self_check_failures;  /* checks failed; the first few described below */
+    uint32_t self_check_walls;     /* segments crossing a kept wall segment of the sidecar (not
+                                      counted as failures: the searches do not see walls, and a
+                                      neighbour step taken unchecked by StringPull may cross one,
+                                      design article 实测 直接收下的邻步) */
+    uint32_t self_check_ends;      /* end segments (raw start / goal spliced on) failing vis_hard or
+                                      the LayerOracle: not failures, the ends may lie up to
+                                      kSnapRadius off the walkable layer */
+    char self_check_msg[512];
+} nm_route_result;
+void nm_route_result_free(nm_route_result *r);
+
+/* planLocked: the checks before the window in order, then the tiers. Returns NM_OK when the
+ * planner ran (r->ok says whether a route came out, r->error why not), or NM_ERR_NOMEM / ARG. */
+int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
+                  nm_error *err);
+
+/* warm: builds the zone entry (ZoneClean, sidecar zone data) ahead of the first plan. */
+int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err);
+
+/* regionsNear: for each point (x, y px), the sorted unique regions of every non-Fill record whose
+ * cell centre lies within kSnapRadius; tiles decoded once per call. CSR output: the set of point
+ * i is (*rids)[start[i] .. start[i+1]) (start: caller array of n + 1; *rids nm_malloc'd). An empty
+ * set means "no answer" (no grid, unknown zone, nothing nearby), never "disconnected". */
+int nm_route_regions_near(nm_route_engine *e, const char *zone, const double *xy, uint32_t n,
+                          uint32_t *start, uint32_t **rids, nm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

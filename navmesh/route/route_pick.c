@@ -87,55 +87,115 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
     return NM_OK;
 }
 
-/* 端点到核心可走区的距离: both ends at once, each tile decoded once. */
+/* 端点到核心可走区的距离: both ends at once; the tiles meeting either box are decoded once, in
+ * parallel, each chunk finding its own minima (a min reduction: the result does not depend on
+ * the worker count). */
+typedef struct core_job {
+    const nm_bgrd *g;
+    uint32_t zone;
+    uint32_t *tiles;
+    uint8_t *in;         /* per listed tile: bit e = meets end e's box */
+    int64_t ex[2], ey[2];
+    int64_t *best;       /* per listed tile: 2 minima */
+    nm_error *errs;      /* per listed tile */
+} core_job;
+
+static int core_tile(void *ctx, size_t chunk)
+{
+    core_job *j = (core_job *)ctx;
+    const nm_bgrd_tile *t = &j->g->zones[j->zone].tiles[j->tiles[chunk]];
+    nm_bgrd_scratch s;
+    memset(&s, 0, sizeof s);
+    nm_grid_rec *buf = (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *buf);
+    int rc = buf ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, buf, &j->errs[chunk])
+                 : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
+    int64_t *best = &j->best[2 * chunk];
+    best[0] = best[1] = INT64_MAX;
+    for (uint32_t k = 0; rc == NM_OK && k < t->records; k++) {
+        if (!(buf[k].flags & NM_GRID_CORE)) continue;
+        int64_t lx = buf[k].cell % t->nx, ly = buf[k].cell / t->nx;
+        if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
+        int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
+        for (int e = 0; e < 2; e++) {
+            if (!(j->in[chunk] & (1u << e))) continue;
+            int64_t d2 = (cx - j->ex[e]) * (cx - j->ex[e]) + (cy - j->ey[e]) * (cy - j->ey[e]);
+            if (d2 < best[e]) best[e] = d2;
+        }
+    }
+    nm_free(buf);
+    nm_bgrd_scratch_free(&s);
+    return rc;
+}
+
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
                       double gy, double *ds, double *dg, nm_error *err)
 {
     const int64_t half = 2 * NM_PICK_RADIUS; /* 16 px = 64 cells */
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "core distance: no zone %u", zone);
     const nm_bgrd_zone *z = &g->zones[zone];
-    int64_t ex[2] = {gcell(sx), gcell(gx)}, ey[2] = {gcell(sy), gcell(gy)};
-    int64_t best[2] = {INT64_MAX, INT64_MAX};
-    nm_bgrd_scratch s;
-    memset(&s, 0, sizeof s);
-    nm_grid_rec *buf = NULL;
-    size_t cap = 0;
-    int rc = NM_OK;
-    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        if (t->records == 0) continue;
-        int64_t ox0 = (int64_t)t->gx0 + t->px0, ox1 = (int64_t)t->gx0 + t->px1;
-        int64_t oy0 = (int64_t)t->gy0 + t->py0, oy1 = (int64_t)t->gy0 + t->py1;
-        bool in[2];
-        for (int e = 0; e < 2; e++)
-            in[e] = !(ox1 < ex[e] - half || ox0 > ex[e] + half || oy1 < ey[e] - half || oy0 > ey[e] + half);
-        if (!in[0] && !in[1]) continue;
-        if (cap < t->records) {
-            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
-            if (!nb) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "core distance: out of memory");
-                break;
+    core_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.zone = zone;
+    j.ex[0] = gcell(sx);
+    j.ex[1] = gcell(gx);
+    j.ey[0] = gcell(sy);
+    j.ey[1] = gcell(gy);
+    /* 1. the non-empty tiles meeting either box, each listed once with the boxes it meets */
+    uint32_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t ti = 0; ti < z->tile_count; ti++) {
+            const nm_bgrd_tile *t = &z->tiles[ti];
+            if (t->records == 0) continue;
+            int64_t ox0 = (int64_t)t->gx0 + t->px0, ox1 = (int64_t)t->gx0 + t->px1;
+            int64_t oy0 = (int64_t)t->gy0 + t->py0, oy1 = (int64_t)t->gy0 + t->py1;
+            uint8_t in = 0;
+            for (int e = 0; e < 2; e++)
+                if (!(ox1 < j.ex[e] - half || ox0 > j.ex[e] + half || oy1 < j.ey[e] - half || oy0 > j.ey[e] + half))
+                    in |= (uint8_t)(1u << e);
+            if (!in) continue;
+            if (pass == 1) {
+                j.tiles[n] = ti;
+                j.in[n] = in;
             }
-            buf = nb;
-            cap = t->records;
+            n++;
         }
-        rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
-        if (rc) break;
-        for (uint32_t k = 0; k < t->records; k++) {
-            if (!(buf[k].flags & NM_GRID_CORE)) continue;
-            int64_t lx = buf[k].cell % t->nx, ly = buf[k].cell / t->nx;
-            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
-            int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
-            for (int e = 0; e < 2; e++) {
-                if (!in[e]) continue;
-                int64_t d2 = (cx - ex[e]) * (cx - ex[e]) + (cy - ey[e]) * (cy - ey[e]);
-                if (d2 < best[e]) best[e] = d2;
+        if (pass == 0) {
+            j.tiles = (uint32_t *)nm_calloc(n ? n : 1, sizeof(uint32_t));
+            j.in = (uint8_t *)nm_calloc(n ? n : 1, 1);
+            j.best = (int64_t *)nm_calloc(2 * (size_t)(n ? n : 1), sizeof(int64_t));
+            j.errs = (nm_error *)nm_calloc(n ? n : 1, sizeof(nm_error));
+            if (!j.tiles || !j.in || !j.best || !j.errs) {
+                nm_free(j.tiles);
+                nm_free(j.in);
+                nm_free(j.best);
+                nm_free(j.errs);
+                return nm_fail(err, NM_ERR_NOMEM, "core distance: out of memory");
             }
+            n = 0;
         }
     }
-    nm_free(buf);
-    nm_bgrd_scratch_free(&s);
+    /* 2-3. decode in parallel, per-tile minima, then the minimum over tiles */
+    size_t recs = 0;
+    for (uint32_t k = 0; k < n; k++) recs += z->tiles[j.tiles[k]].records;
+    int workers = nm_workers_for(recs, 0);
+    int rc = nm_parallel_chunks(n, workers, core_tile, &j);
+    int64_t best[2] = {INT64_MAX, INT64_MAX};
+    for (uint32_t k = 0; k < n; k++) {
+        if (rc == NM_OK) {
+            for (int e = 0; e < 2; e++)
+                if (j.best[2 * k + e] < best[e]) best[e] = j.best[2 * k + e];
+        } else if (j.errs[k].code) {
+            if (err) *err = j.errs[k];
+            break;
+        }
+    }
+    nm_free(j.tiles);
+    nm_free(j.in);
+    nm_free(j.best);
+    nm_free(j.errs);
     if (rc) return rc;
+    /* none found: 16 px; 4. the caller compares with 8 px */
     *ds = best[0] == INT64_MAX ? 2 * NM_kSnapRadius : sqrt((double)best[0]) * NM_kCS;
     *dg = best[1] == INT64_MAX ? 2 * NM_kSnapRadius : sqrt((double)best[1]) * NM_kCS;
     return NM_OK;

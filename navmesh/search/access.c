@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-int nm_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
+int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
 {
     memset(a, 0, sizeof *a);
     a->cost = nm_malloc((size_t)ncell * sizeof *a->cost);
@@ -18,7 +18,7 @@ int nm_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
     a->heap.cap = 1024;
     a->heap.it = nm_malloc(a->heap.cap * sizeof *a->heap.it);
     if (!a->cost || !a->bott || !a->prev || !a->done || !a->touched || !a->heap.it) {
-        nm_access_free(a);
+        nm_search_access_free(a);
         return nm_fail(err, NM_ERR_NOMEM, "search: access: %u cells: out of memory", ncell);
     }
     for (uint32_t c = 0; c < ncell; c++)
@@ -26,7 +26,7 @@ int nm_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
     return NM_OK;
 }
 
-void nm_access_free(nm_access_work *a)
+void nm_search_access_free(nm_access_work *a)
 {
     nm_free(a->cost);
     nm_free(a->bott);
@@ -59,9 +59,9 @@ static void access_reset(nm_access_work *a)
     a->heap.n = 0;
 }
 
-int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
-                  const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
-                  uint32_t *n, int32_t *cost, nm_error *err)
+int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
+                         const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
+                         uint32_t *n, int32_t *cost, nm_error *err)
 {
     static const int dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
     static const int dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
@@ -74,15 +74,14 @@ int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
     a->bott[from] = w->dist[from];
     a->prev[from] = NM_SEARCH_NONE;
     a->touched[a->ntouched++] = from;
-    int rc = nm_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), from, err);
+    int rc = nm_search_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), from, err);
     if (rc)
         return rc;
     uint32_t hit = NM_SEARCH_NONE;
     while (a->heap.n) {
-        nm_heap_item it = nm_heap_pop(&a->heap);
+        nm_heap_item it = nm_search_heap_pop(&a->heap);
         uint32_t u = it.node;
-        if (a->done[u] || (int32_t)it.f != a->cost[u] ||
-            it.key != access_key(a->bott[u], u))
+        if (a->done[u] || (int32_t)it.f != a->cost[u] || it.key != access_key(a->bott[u], u))
             continue;
         if (max_cost > 0 && a->cost[u] >= max_cost)
             break; /* linkChains: at most kLinkChainCells cells */
@@ -97,7 +96,7 @@ int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
             if (vi < 0 || vj < 0 || vi >= nx || vj >= ny)
                 continue;
             uint32_t v = (uint32_t)(vj * nx + vi);
-            if (a->done[v] || !walk[v] || !nm_cell_usable(w, v))
+            if (a->done[v] || !walk[v] || !nm_search_cell_usable(w, v))
                 continue;
             int32_t kc = a->cost[u] + ((dx[d] && dy[d]) ? 141 : 100);
             float kb = a->bott[u] < w->dist[v] ? a->bott[u] : w->dist[v];
@@ -106,16 +105,16 @@ int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
                 better = true;
                 a->touched[a->ntouched++] = v;
             } else {
-                better = kc < a->cost[v] ||
-                         (kc == a->cost[v] &&
-                          (kb > a->bott[v] || (kb == a->bott[v] && u < a->prev[v])));
+                better =
+                    kc < a->cost[v] ||
+                    (kc == a->cost[v] && (kb > a->bott[v] || (kb == a->bott[v] && u < a->prev[v])));
             }
             if (!better)
                 continue;
             a->cost[v] = kc;
             a->bott[v] = kb;
             a->prev[v] = u;
-            if ((rc = nm_heap_push(&a->heap, (double)kc, access_key(kb, v), v, err)))
+            if ((rc = nm_search_heap_push(&a->heap, (double)kc, access_key(kb, v), v, err)))
                 return rc;
         }
     }
@@ -136,9 +135,8 @@ int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
     return 1;
 }
 
-int nm_search_access(const nm_window *w, const uint8_t *walk, const uint8_t *target,
-                     uint32_t from, int32_t max_cost, uint32_t **cells, uint32_t *n,
-                     int32_t *cost, nm_error *err)
+int nm_search_access(const nm_window *w, const uint8_t *walk, const uint8_t *target, uint32_t from,
+                     int32_t max_cost, uint32_t **cells, uint32_t *n, int32_t *cost, nm_error *err)
 {
     if (!w || !walk || !target || !w->dist || w->win.nx <= 0 || w->win.ny <= 0)
         return nm_fail(err, NM_ERR_ARG, "search: access: missing window layers");
@@ -146,10 +144,10 @@ int nm_search_access(const nm_window *w, const uint8_t *walk, const uint8_t *tar
     if (from >= ncell)
         return nm_fail(err, NM_ERR_ARG, "search: access: start cell %u outside the window", from);
     nm_access_work a;
-    int rc = nm_access_init(&a, ncell, err);
+    int rc = nm_search_access_init(&a, ncell, err);
     if (rc)
         return rc;
-    rc = nm_access_run(&a, w, walk, target, from, max_cost, cells, n, cost, err);
-    nm_access_free(&a);
+    rc = nm_search_access_run(&a, w, walk, target, from, max_cost, cells, n, cost, err);
+    nm_search_access_free(&a);
     return rc;
 }

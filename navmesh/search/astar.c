@@ -6,6 +6,7 @@
 #include "search/search_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Neighbour order of every expansion: row-major offsets around the cell. */
@@ -20,7 +21,7 @@ static bool item_less(const nm_heap_item *a, const nm_heap_item *b)
     return a->key < b->key;
 }
 
-int nm_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err)
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err)
 {
     if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
         size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
@@ -45,7 +46,7 @@ int nm_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *er
     return NM_OK;
 }
 
-nm_heap_item nm_heap_pop(nm_heap *h)
+nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
     nm_heap_item top = h->it[0], x = h->it[--h->n];
     size_t i = 0;
@@ -69,19 +70,21 @@ nm_heap_item nm_heap_pop(nm_heap *h)
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
-int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
+int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
 {
     memset(s, 0, sizeof *s);
     if (!w || !w->core || !w->lay || !w->stepbits || !w->sp_bits || w->win.nx <= 0 ||
         w->win.ny <= 0)
-        return nm_fail(err, NM_ERR_ARG, "search: window: missing layers (core/lay/stepbits/sp_bits)");
+        return nm_fail(err, NM_ERR_ARG,
+                       "search: window: missing layers (core/lay/stepbits/sp_bits)");
     s->w = w;
     s->t = &w->spans;
     s->nx = (uint32_t)w->win.nx;
     s->ny = (uint32_t)w->win.ny;
     s->ncell = s->nx * s->ny;
     s->nspans = w->spans.nspans;
-    size_t nn = s->nspans > s->ncell ? s->nspans : s->ncell;
+    size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
+    s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
@@ -91,11 +94,11 @@ int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->state = nm_malloc(nn);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);
-    s->heap.cap = s->nspans + 1024;
+    s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
     if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->g || !s->par || !s->state ||
         !s->queue || !s->seen || !s->heap.it) {
-        nm_sctx_free(s);
+        nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
     for (uint32_t c = 0; c < s->ncell; c++) /* 掩膜: walk = core ∧ lay */
@@ -104,7 +107,7 @@ int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
             w->links[l].from_cell >= s->ncell || w->links[l].to_cell >= s->ncell) {
-            nm_sctx_free(s);
+            nm_search_ctx_free(s);
             return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
         }
         s->lk_off[w->links[l].from_span + 1]++;
@@ -128,7 +131,7 @@ int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     return NM_OK;
 }
 
-void nm_sctx_free(nm_sctx *s)
+void nm_search_ctx_free(nm_sctx *s)
 {
     nm_free(s->walk);
     nm_free(s->lk_off);
@@ -144,7 +147,7 @@ void nm_sctx_free(nm_sctx *s)
 }
 
 /* ---- edge rules ------------------------------------------------------------------------------ */
-bool nm_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
+bool nm_search_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
 {
     const uint32_t nx = (uint32_t)w->win.nx;
     for (int d = 0; d < 4; d++) {
@@ -159,7 +162,7 @@ bool nm_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
     return true;
 }
 
-bool nm_cell_usable(const nm_window *w, uint32_t c)
+bool nm_search_cell_usable(const nm_window *w, uint32_t c)
 {
     uint32_t f, n = nm_span_cell_spans(&w->spans, c, &f);
     for (uint32_t k = 0; k < n; k++)
@@ -190,10 +193,10 @@ static bool cell_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t c, int dx,
             !nm_mask_in(m, b))
             return false;
     }
-    return !nm_step_banned(s->w, c, dx, dy);
+    return !nm_search_step_banned(s->w, c, dx, dy);
 }
 
-bool nm_span_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
+bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
 {
     uint32_t c = s->t->sp_cell[u], vc;
     if (!cell_edge_ok(s, m, c, dx, dy, &vc) || s->t->sp_cell[v] != vc)
@@ -262,7 +265,7 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
         for (uint32_t k = f; k < f + n; k++) {
             if (!(s->state[k] & NM_ST_CLOSED))
                 continue;
-            if (!nm_span_edge_ok(s, &q->mask, k, -k_dx[d], -k_dy[d], u))
+            if (!nm_search_edge_ok(s, &q->mask, k, -k_dx[d], -k_dy[d], u))
                 continue;
             double c = s->g[k] + step_price(&q->price, wc, uc, k_dx[d] && k_dy[d]);
             if (c < best - NM_SEARCH_EPS) {
@@ -276,14 +279,13 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
         return;
     s->g[u] = best;
     s->par[u] = bw;
-    s->state[u] = (uint8_t)((s->state[u] & (NM_ST_OPEN | NM_ST_CLOSED)) |
-                            (bdrop ? NM_ST_VIA : 0));
+    s->state[u] = (uint8_t)((s->state[u] & (NM_ST_OPEN | NM_ST_CLOSED)) | (bdrop ? NM_ST_VIA : 0));
 }
 
 /* Lazy Theta*: the via flag means "reached by a link or a drop"; such nodes pass no parent to a
  * chord and skip the sight check. links are told apart when the chain is built. */
-int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
-                  uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err)
+int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
+                         uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err)
 {
     const nm_span_table *t = s->t;
     const nm_window *w = s->w;
@@ -293,14 +295,14 @@ int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_
     reset_nodes(s, s->nspans);
     const uint32_t gc = e->goal_cell;
     s->g[e->start_span] = 0.0;
-    int rc = nm_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
-                          e->start_span, e->start_span, err);
+    int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
+                                 e->start_span, e->start_span, err);
     if (rc)
         return rc;
     s->state[e->start_span] = NM_ST_OPEN;
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
-        nm_heap_item it = nm_heap_pop(&s->heap);
+        nm_heap_item it = nm_search_heap_pop(&s->heap);
         const uint32_t u = it.node;
         if (s->state[u] & NM_ST_CLOSED)
             continue;
@@ -320,9 +322,8 @@ int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_
         }
         const double gu = s->g[u];
         const uint32_t pu = s->par[u];
-        const bool chord_from =
-            q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
-            nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
+        const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
+                                nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
         for (int d = 0; d < 8; d++) {
             uint32_t vc;
             if (!step_cell(s, uc, k_dx[d], k_dy[d], &vc))
@@ -331,7 +332,7 @@ int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_
             for (uint32_t v = f; v < f + cnt; v++) {
                 if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
                     continue;
-                if (!nm_span_edge_ok(s, &q->mask, u, k_dx[d], k_dy[d], v))
+                if (!nm_search_edge_ok(s, &q->mask, u, k_dx[d], k_dy[d], v))
                     continue;
                 const bool drop = t->sp_h[u] - t->sp_h[v] > NM_kClimb;
                 double ndp = gu + step_price(&q->price, uc, vc, k_dx[d] && k_dy[d]);
@@ -347,7 +348,7 @@ int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_
                     s->g[v] = ndp;
                     s->par[v] = np;
                     s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
-                    rc = nm_heap_push(&s->heap, ndp + cell_dist(s, vc, gc), v, v, err);
+                    rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, vc, gc), v, v, err);
                     if (rc)
                         return rc;
                 }
@@ -364,7 +365,7 @@ int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_
                 s->g[v] = ndp;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                rc = nm_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, v, err);
+                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, v, err);
                 if (rc)
                     return rc;
             }
@@ -431,21 +432,35 @@ static const nm_window_link *first_link_from_cell(const nm_sctx *s, uint32_t c, 
                : NULL;
 }
 
-int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
-                  uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
-                  nm_error *err)
+int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
+                         uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
+                         nm_error *err)
 {
     *cells = NULL;
     *via = NULL;
     *n = 0;
+    if (s->nnodes < s->ncell) { /* cell nodes: grown once, before the search loop */
+        double *g = nm_realloc(s->g, (size_t)s->ncell * sizeof *g);
+        if (g)
+            s->g = g;
+        uint32_t *par = g ? nm_realloc(s->par, (size_t)s->ncell * sizeof *par) : NULL;
+        if (par)
+            s->par = par;
+        uint8_t *st = par ? nm_realloc(s->state, s->ncell) : NULL;
+        if (!st)
+            return nm_fail(err, NM_ERR_NOMEM, "search: CostAstar: %u cells: out of memory",
+                           s->ncell);
+        s->state = st;
+        s->nnodes = s->ncell;
+    }
     reset_nodes(s, s->ncell);
     s->g[start] = 0.0;
-    int rc = nm_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), start, err);
+    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), start, err);
     if (rc)
         return rc;
     bool found = false;
     while (s->heap.n) {
-        nm_heap_item it = nm_heap_pop(&s->heap);
+        nm_heap_item it = nm_search_heap_pop(&s->heap);
         const uint32_t u = it.node;
         if (s->state[u] & NM_ST_CLOSED)
             continue;
@@ -465,7 +480,8 @@ int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, ui
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN;
-                if ((rc = nm_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v, err)))
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                                              err)))
                     return rc;
             }
         }
@@ -483,7 +499,8 @@ int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, ui
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                if ((rc = nm_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v, err)))
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                                              err)))
                     return rc;
             }
         }
@@ -514,7 +531,7 @@ int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, ui
 }
 
 /* ---- linked check ---------------------------------------------------------------------------- */
-bool nm_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
+bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
 {
     memset(s->seen, 0, s->ncell);
     uint32_t head = 0, tail = 0;
@@ -546,7 +563,7 @@ bool nm_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
 }
 
 /* ---- paths ----------------------------------------------------------------------------------- */
-int nm_path_alloc(nm_search_path *p, uint32_t n, nm_error *err)
+int nm_search_path_alloc(nm_search_path *p, uint32_t n, nm_error *err)
 {
     memset(p, 0, sizeof *p);
     p->cell = nm_malloc(((size_t)n + 1) * sizeof *p->cell);
@@ -554,14 +571,14 @@ int nm_path_alloc(nm_search_path *p, uint32_t n, nm_error *err)
     p->h = nm_malloc(((size_t)n + 1) * sizeof *p->h);
     p->link = nm_calloc((size_t)n + 1, 1);
     if (!p->cell || !p->span || !p->h || !p->link) {
-        nm_path_free(p);
+        nm_search_path_free(p);
         return nm_fail(err, NM_ERR_NOMEM, "search: path of %u cells: out of memory", n);
     }
     p->n = n;
     return NM_OK;
 }
 
-void nm_path_free(nm_search_path *p)
+void nm_search_path_free(nm_search_path *p)
 {
     nm_free(p->cell);
     nm_free(p->span);
@@ -590,8 +607,8 @@ static uint32_t nearest_span(const nm_sctx *s, uint32_t c, double h)
 
 /* Chords back to cells (Lazy Theta* 输出): the digital line of 视线, heights interpolated along
  * the chord, the nearest span per cell; link segments are not expanded. */
-int nm_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,
-                    nm_search_path *out, nm_error *err)
+int nm_search_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,
+                           nm_search_path *out, nm_error *err)
 {
     uint32_t total = n ? 1 : 0;
     for (uint32_t k = 1; k < n; k++) {
@@ -605,7 +622,7 @@ int nm_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, ui
         int64_t m = llabs(dx) > llabs(dy) ? llabs(dx) : llabs(dy);
         total += (uint32_t)(m < 1 ? 1 : m);
     }
-    int rc = nm_path_alloc(out, total, err);
+    int rc = nm_search_path_alloc(out, total, err);
     if (rc)
         return rc;
     if (!n)

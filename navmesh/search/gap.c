@@ -36,8 +36,8 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
                 if (s->state[v] & bit)
                     continue;
                 bool ok = reverse ? (nm_mask_in(m, uc) &&
-                                     nm_span_edge_ok(s, m, v, -k_dx[d], -k_dy[d], u))
-                                  : nm_span_edge_ok(s, m, u, k_dx[d], k_dy[d], v);
+                                     nm_search_edge_ok(s, m, v, -k_dx[d], -k_dy[d], u))
+                                  : nm_search_edge_ok(s, m, u, k_dx[d], k_dy[d], v);
                 if (ok && (s->w->sp_bits[v] & NM_SP_REACH) && nm_mask_in(m, vc)) {
                     s->state[v] |= bit;
                     queue[tail++] = v;
@@ -64,8 +64,8 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
     }
 }
 
-int nm_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *goals, uint32_t ngoal,
-                      uint32_t *cell_a, uint32_t *cell_b, double *dist_px, nm_error *err)
+int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *goals, uint32_t ngoal,
+                             uint32_t *cell_a, uint32_t *cell_b, double *dist_px, nm_error *err)
 {
     const nm_window *w = s->w;
     if (start_span >= s->nspans || !ngoal || !(w->sp_bits[start_span] & NM_SP_REACH))
@@ -168,10 +168,10 @@ int nm_search_locate_gap(const nm_window *w, uint32_t start_span, const uint32_t
                          nm_error *err)
 {
     nm_sctx s;
-    int rc = nm_sctx_init(&s, w, err);
+    int rc = nm_search_ctx_init(&s, w, err);
     if (rc)
         return rc;
-    rc = nm_locate_gap_ctx(&s, start_span, goals, ngoal, cell_a, cell_b, dist_px, err);
-    nm_sctx_free(&s);
+    rc = nm_search_locate_gap_ctx(&s, start_span, goals, ngoal, cell_a, cell_b, dist_px, err);
+    nm_search_ctx_free(&s);
     return rc;
 }

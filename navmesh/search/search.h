@@ -23,19 +23,19 @@ typedef bool (*nm_search_los_fn)(void *ctx, const uint8_t *solidc, uint32_t from
 
 /* One leg inside one tier's window. */
 typedef struct nm_search_request {
-    double sx, sy;            /* start, px */
-    double gx, gy;            /* goal, px */
-    double h0;                /* start height (seed), m */
-    bool start_deck_set;      /* a declared start deck */
-    double start_deck;        /* m */
-    bool goal_deck_set;       /* a declared goal deck */
-    double goal_deck;         /* m */
-    bool small;               /* small window (tentative/bounded/strict escalation exits) */
-    double limit1;            /* cells: snap distance and access length bound (small only) */
-    double limit2;            /* cells: trust-region cost bound (small only) */
-    double give_up;           /* popped f >= give_up stops the baseline / topology search
+    double sx, sy;        /* start, px */
+    double gx, gy;        /* goal, px */
+    double h0;            /* start height (seed), m */
+    bool start_deck_set;  /* a declared start deck */
+    double start_deck;    /* m */
+    bool goal_deck_set;   /* a declared goal deck */
+    double goal_deck;     /* m */
+    bool small;           /* small window (tentative/bounded/strict escalation exits) */
+    double limit1;        /* cells: snap distance and access length bound (small only) */
+    double limit2;        /* cells: trust-region cost bound (small only) */
+    double give_up;       /* popped f >= give_up stops the baseline / topology search
                                  (small only); <= 0 means limit2 - (ds + dg)/kCS + 1 */
-    nm_search_los_fn los;     /* geometry-layer sight; NULL = no chords (cell steps only) */
+    nm_search_los_fn los; /* geometry-layer sight; NULL = no chords (cell steps only) */
     void *los_ctx;
 } nm_search_request;
 
@@ -61,22 +61,22 @@ enum {
 /* Failure kinds (失败的情形) of the last tier. */
 enum {
     NM_SEARCH_FAIL_NONE = 0,
-    NM_SEARCH_FAIL_NO_SNAP,          /* no cell to snap to / no unblocked declared deck nearby */
-    NM_SEARCH_FAIL_DISCONNECTED,     /* 两端不连通 (no goal deck declared) */
-    NM_SEARCH_FAIL_DECK_UNREACHABLE  /* 终点面不可达 (goal deck declared) */
+    NM_SEARCH_FAIL_NO_SNAP,         /* no cell to snap to / no unblocked declared deck nearby */
+    NM_SEARCH_FAIL_DISCONNECTED,    /* 两端不连通 (no goal deck declared) */
+    NM_SEARCH_FAIL_DECK_UNREACHABLE /* 终点面不可达 (goal deck declared) */
 };
 
 /* Warnings (bit set). */
 enum {
-    NM_SEARCH_WARN_CORE = 1u << 0,        /* a solve fell back to core */
-    NM_SEARCH_WARN_CELL = 1u << 1,        /* the baseline fell back to the cell level */
-    NM_SEARCH_WARN_TOPO_FULL = 1u << 2,   /* topology re-solved on the whole window */
-    NM_SEARCH_WARN_TOPO_BASE = 1u << 3,   /* topology used the baseline path */
-    NM_SEARCH_WARN_GEO_FREE = 1u << 4,    /* geometry re-solved without the corridor */
-    NM_SEARCH_WARN_GEO_TOPO = 1u << 5,    /* geometry kept the topology cell path */
-    NM_SEARCH_WARN_FACADE = 1u << 6,      /* unavoidable facade steps (count in facade_steps) */
-    NM_SEARCH_WARN_NO_LANDING = 1u << 7,  /* links without landing (count) */
-    NM_SEARCH_WARN_ALL_LINKS = 1u << 8    /* access chains were opened for every link */
+    NM_SEARCH_WARN_CORE = 1u << 0,       /* a solve fell back to core */
+    NM_SEARCH_WARN_CELL = 1u << 1,       /* the baseline fell back to the cell level */
+    NM_SEARCH_WARN_TOPO_FULL = 1u << 2,  /* topology re-solved on the whole window */
+    NM_SEARCH_WARN_TOPO_BASE = 1u << 3,  /* topology used the baseline path */
+    NM_SEARCH_WARN_GEO_FREE = 1u << 4,   /* geometry re-solved without the corridor */
+    NM_SEARCH_WARN_GEO_TOPO = 1u << 5,   /* geometry kept the topology cell path */
+    NM_SEARCH_WARN_FACADE = 1u << 6,     /* unavoidable facade steps (count in facade_steps) */
+    NM_SEARCH_WARN_NO_LANDING = 1u << 7, /* links without landing (count) */
+    NM_SEARCH_WARN_ALL_LINKS = 1u << 8   /* access chains were opened for every link */
 };
 
 /* A cell path: cell, span (UINT32_MAX at the cell level) and height per node; link[k] = 1 when
@@ -94,45 +94,53 @@ typedef struct nm_search_chain {
     double *x, *y;
     float *h;
     uint32_t *span;
-    uint8_t *link;   /* reached over an off-mesh link */
+    uint8_t *link; /* reached over an off-mesh link */
     uint32_t n;
 } nm_search_chain;
 
 typedef struct nm_search_result {
-    int status;                 /* NM_SEARCH_OK / ESCALATE / FAIL */
-    int reason;                 /* NM_SEARCH_ESC_* when escalating */
-    int fail_kind;              /* NM_SEARCH_FAIL_* when failing */
-    char message[256];          /* the error sentence when failing / escalating */
-    uint32_t warnings;          /* NM_SEARCH_WARN_* */
-    uint32_t facade_steps;      /* forbidden steps crossed by the final path */
+    int status;            /* NM_SEARCH_OK / ESCALATE / FAIL */
+    int reason;            /* NM_SEARCH_ESC_* when escalating */
+    int fail_kind;         /* NM_SEARCH_FAIL_* when failing */
+    char message[256];     /* the error sentence when failing / escalating */
+    uint32_t warnings;     /* NM_SEARCH_WARN_* */
+    uint32_t facade_steps; /* forbidden steps crossed by the final path */
     uint32_t links_without_landing;
-    bool goal_cut_off;          /* 终点被隔开 */
+    bool goal_cut_off; /* 终点被隔开 */
 
     uint32_t start_anchor, goal_anchor; /* snap anchors (window cells) */
     double snap_start, snap_goal;       /* snap distances, px */
 
-    nm_search_path base;        /* baseline cell path */
-    nm_search_path topo;        /* topology cell path + heights (the baseline's when it fell back) */
-    nm_search_chain chain;      /* geometry parent chain (n = 0 when the geometry layer failed) */
-    nm_search_path final;       /* final cell path with spans */
+    nm_search_path base;   /* baseline cell path */
+    nm_search_path topo;   /* topology cell path + heights (the baseline's when it fell back) */
+    nm_search_chain chain; /* geometry parent chain (n = 0 when the geometry layer failed) */
+    nm_search_path final;  /* final cell path with spans */
     double base_cost, topo_cost, geo_cost;
 
-    bool has_gap;               /* gap location (断开处) on failure */
+    /* inputs of the route mask tm of 拉直 (tm = solidc | access cells, & final mask): */
+    uint8_t *solidc;     /* [nx*ny] open area of the geometry layer; NULL if it did not run */
+    uint8_t *final_mask; /* [nx*ny] the mask of the solve that gave the final path
+                                   (walk or core, ∧ its lim) */
+    uint32_t *access;    /* window cells of the two endpoint access chains */
+    uint32_t naccess;
+
+    uint8_t *link_open; /* [window nlinks]: 1 = access chains were opened for the link */
+    uint32_t nlinks;
+
+    bool has_gap;                                    /* gap location (断开处) on failure */
     double gap_sx, gap_sy, gap_gx, gap_gy, gap_dist; /* px */
 
-    double ms_topo, ms_geo;     /* stage times (拓扑段, 几何段) */
+    double ms_topo, ms_geo; /* stage times (拓扑段, 几何段) */
 } nm_search_result;
 
 /* routeWindow's searches (两段搜索) for one leg in one window. Returns NM_OK with out->status
  * set (escalation and leg failure are results, not errors), or NM_ERR_ARG / NM_ERR_NOMEM.
  * out is overwritten; release it with nm_search_result_free. */
-int nm_search_route_window(const nm_window *w, const nm_search_request *req,
-                           nm_search_result *out, nm_error *err);
+int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
+                           nm_error *err);
 void nm_search_result_free(nm_search_result *r);
 
-/* limit1 and limit2 of a small window (小窗结果的检查) for endpoint cells (si, sj), (gi, gj). */
-double nm_search_limit1(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj);
-double nm_search_limit2(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj);
+/* limit1 and limit2 of a small window (小窗结果的检查) are the planner's: nm_route_limit1/2. */
 
 /* ---- building blocks, exposed for the tests and the planner --------------------------------- */
 
@@ -148,9 +156,8 @@ float nm_search_price_at(const nm_search_price *p, uint32_t c);
  * stops when the popped cost reaches it (linkChains: 6400). Returns 1 with the path from `from`
  * (first) to the target cell (last) in *cells / *n (nm_malloc'd), 0 when no target cell was
  * reached, negative on error. *cost gets the chamfer cost. */
-int nm_search_access(const nm_window *w, const uint8_t *walk, const uint8_t *target,
-                     uint32_t from, int32_t max_cost, uint32_t **cells, uint32_t *n,
-                     int32_t *cost, nm_error *err);
+int nm_search_access(const nm_window *w, const uint8_t *walk, const uint8_t *target, uint32_t from,
+                     int32_t max_cost, uint32_t **cells, uint32_t *n, int32_t *cost, nm_error *err);
 
 /* Gap location (断开处的定位) between the spans the start span reaches and the spans that reach
  * one of the goal spans, on the core mask. Returns 1 with the pair (window cells) and the

@@ -7,8 +7,8 @@
 #include "search.h"
 
 #define NM_SEARCH_NONE UINT32_MAX
-#define NM_SEARCH_EPS 1e-12      /* relaxation tolerance */
-#define NM_SEARCH_STALE 1e-9     /* stale heap entry tolerance */
+#define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
+#define NM_SEARCH_STALE 1e-9 /* stale heap entry tolerance */
 
 /* A cell mask as the conjunction of two layers (b NULL = no second layer). */
 typedef struct nm_mask {
@@ -32,39 +32,40 @@ typedef struct nm_heap {
     size_t n, cap;
 } nm_heap;
 
-int nm_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err);
-nm_heap_item nm_heap_pop(nm_heap *h);
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err);
+nm_heap_item nm_search_heap_pop(nm_heap *h);
 
 /* Per-window state of one routeWindow call. */
 typedef struct nm_sctx {
     const nm_window *w;
     const nm_span_table *t;
     uint32_t nx, ny, ncell, nspans;
-    uint8_t *walk;             /* core ∧ lay */
+    uint8_t *walk; /* core ∧ lay */
     /* off-mesh links, CSR by from_span and index sorted by from_cell */
-    uint32_t *lk_off;          /* [nspans + 1] */
-    uint32_t *lk_idx;          /* [nlinks] link indices */
-    uint32_t *lk_bycell;       /* [nlinks] link indices sorted by from_cell */
+    uint32_t *lk_off;    /* [nspans + 1] */
+    uint32_t *lk_idx;    /* [nlinks] link indices */
+    uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
     /* search work arrays */
-    double *g;                 /* [max(nspans, ncell)] */
-    uint32_t *par;             /* [max(nspans, ncell)] */
-    uint8_t *state;            /* [max(nspans, ncell)]: 0 new, 1 open, 2 closed; bit 4: via */
+    double *g;       /* [nnodes] */
+    uint32_t *par;   /* [nnodes] */
+    uint8_t *state;  /* [nnodes]: 0 new, 1 open, 2 closed; bit 4: via */
+    uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
     nm_heap heap;
-    uint32_t *queue;           /* [ncell] linked check */
-    uint8_t *seen;             /* [ncell] */
+    uint32_t *queue; /* [ncell] linked check */
+    uint8_t *seen;   /* [ncell] */
 } nm_sctx;
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
 
-int nm_sctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
-void nm_sctx_free(nm_sctx *s);
+int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
+void nm_search_ctx_free(nm_sctx *s);
 
 /* Is the step (i, j) -> (i+dx, j+dy) forbidden by the window's step bits? */
-bool nm_step_banned(const nm_window *w, uint32_t c, int dx, int dy);
+bool nm_search_step_banned(const nm_window *w, uint32_t c, int dx, int dy);
 /* The full edge rule of SpanAstar from span u along (dx, dy) to span v (mask, corner, step bits,
  * usable, RiseOk). */
-bool nm_span_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v);
-bool nm_cell_usable(const nm_window *w, uint32_t c);
+bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v);
+bool nm_search_cell_usable(const nm_window *w, uint32_t c);
 
 /* A solve target: the start span and the goal span set (all in one goal anchor cell). */
 typedef struct nm_ends {
@@ -82,30 +83,30 @@ typedef struct nm_span_search {
     nm_search_los_fn los;
     void *los_ctx;
     const uint8_t *solidc;
-    double give_up;            /* <= 0: none */
+    double give_up; /* <= 0: none */
 } nm_span_search;
 
-int nm_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
-                  uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
+int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
+                         uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
 
 /* CostAstar on cells; returns 1 found, 0 none, negative error; *cells (nm_malloc'd). */
-int nm_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
-                  uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
-                  nm_error *err);
+int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
+                         uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
+                         nm_error *err);
 
 /* Linked check: 8-connected flood on the mask from `from` plus links; does it reach `to`? */
-bool nm_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to);
+bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to);
 
 /* Expands a parent chain into a cell path with spans (chords by height interpolation). */
-int nm_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,
-                    nm_search_path *out, nm_error *err);
+int nm_search_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,
+                           nm_search_path *out, nm_error *err);
 
-int nm_path_alloc(nm_search_path *p, uint32_t n, nm_error *err);
-void nm_path_free(nm_search_path *p);
+int nm_search_path_alloc(nm_search_path *p, uint32_t n, nm_error *err);
+void nm_search_path_free(nm_search_path *p);
 
 /* Gap location on an existing state (see nm_search_locate_gap). */
-int nm_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *goals, uint32_t ngoal,
-                      uint32_t *cell_a, uint32_t *cell_b, double *dist_px, nm_error *err);
+int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *goals, uint32_t ngoal,
+                             uint32_t *cell_a, uint32_t *cell_b, double *dist_px, nm_error *err);
 
 /* Access chains (端点接入 / linkChains): work arrays allocated once per window; after each run
  * only the touched cells are reset. */
@@ -119,10 +120,10 @@ typedef struct nm_access_work {
     nm_heap heap;
 } nm_access_work;
 
-int nm_access_init(nm_access_work *a, uint32_t ncell, nm_error *err);
-void nm_access_free(nm_access_work *a);
-int nm_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
-                  const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
-                  uint32_t *n, int32_t *cost, nm_error *err);
+int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err);
+void nm_search_access_free(nm_access_work *a);
+int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *walk,
+                         const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
+                         uint32_t *n, int32_t *cost, nm_error *err);
 
 #endif

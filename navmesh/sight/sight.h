@@ -112,8 +112,8 @@ void nm_sight_oracle_free(nm_sight_oracle *o);
  * to the last non-empty column). drop = the drop-permitting mode (落点留余量): lower surfaces are
  * kept too unless the start layer reappears within kSeamCells cells (a seam), and a column that
  * connects nothing adds its spans to the set (only the old set on a seam), so it always
- * completes. hout must hold o->cap heights; *nout gets the count. Returns false on a break
- * (normal mode) — then *nout = 0. */
+ * completes. hout must hold o->cap heights (it may be hin, never o->cur / o->nxt); *nout gets
+ * the count. Returns false on a break (normal mode) or a non-finite point — then *nout = 0. */
 bool nm_sight_walk(nm_sight_oracle *o, const double *pts, uint32_t npts, const float *hin,
                    uint32_t nin, bool drop, float *hout, uint32_t *nout);
 /* ok(p, q, hp, hq): walk from {hp}; true when some result is within 1e-3 of hq. */

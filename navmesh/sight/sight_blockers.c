@@ -182,6 +182,8 @@ static void epoch_next(nm_sight_blockers *b)
 
 bool nm_sight_blocked(nm_sight_blockers *b, double px, double py, double qx, double qy)
 {
+    if (!(isfinite(px) && isfinite(py) && isfinite(qx) && isfinite(qy)))
+        return true; /* a broken chord counts as blocked */
     if (!b || b->nsegs == 0)
         return false;
     if (!b->indexed)

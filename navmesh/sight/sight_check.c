@@ -83,6 +83,8 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
 {
     if (!w->stepbits)
         return false;
+    if (!(isfinite(px) && isfinite(py) && isfinite(qx) && isfinite(qy)))
+        return true;
     nm_sight_line l;
     nm_sight_line_init(&l, nm_sight_cell_trunc(px, w->win.x0), nm_sight_cell_trunc(py, w->win.y0),
                        nm_sight_cell_trunc(qx, w->win.x0), nm_sight_cell_trunc(qy, w->win.y0));
@@ -167,6 +169,11 @@ static bool walk_core(nm_sight_oracle *o, const double *pts, uint32_t npts, cons
     const nm_window *w = o->w;
     float *cur = o->cur, *nxt = o->nxt;
     uint32_t ncur = 0;
+    for (uint32_t k = 0; k < 2 * npts; ++k)
+        if (!isfinite(pts[k])) { /* a broken point never walks */
+            *nout = 0;
+            return false;
+        }
     for (uint32_t i = 0; i < nin; ++i)
         set_add(cur, &ncur, o->cap, hin[i]);
     cell_iter it;

@@ -4,6 +4,7 @@
 #include "sight.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 取格: digital line from a to b */
@@ -37,6 +38,8 @@ int64_t nm_sight_cell_trunc(double v, double origin)
 double nm_sight_seg_min_clr(const float *d, const nm_grid_window *win, double ax, double ay,
                             double bx, double by)
 {
+    if (!(isfinite(ax) && isfinite(ay) && isfinite(bx) && isfinite(by)))
+        return 0.0; /* a broken chord has no clearance */
     nm_sight_line l;
     nm_sight_line_init(&l, nm_sight_cell_trunc(ax, win->x0), nm_sight_cell_trunc(ay, win->y0),
                        nm_sight_cell_trunc(bx, win->x0), nm_sight_cell_trunc(by, win->y0));

@@ -347,7 +347,10 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
         }
     }
     t->nspans = ns;
-    /* the record table is spent: release it now (the memory peak of the build) */
+    /* the record table and its per-cell heads are spent: release them now (the memory peak of
+     * the build) */
+    wrelease(m, (void **)&head, (cells + 1) * sizeof(uint32_t));
+    w->free_step[NM_WTMP_CELLHEAD] = 5;
     wrelease(m, (void **)&order, (n ? n : 1) * sizeof(uint32_t));
     if (owned_out) {
         m->now -= owned_out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields)) <= m->now
@@ -471,8 +474,6 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
             t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
         }
     }
-    wrelease(m, (void **)&head, (cells + 1) * sizeof(uint32_t));
-    w->free_step[NM_WTMP_CELLHEAD] = 9;
     w->stepbits = (uint8_t *)walloc(m, cells, 1);
     if (!w->stepbits) {
         rc = nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (step bits)");

@@ -45,7 +45,8 @@ typedef struct nm_window_link {
     uint32_t boml_index;           /* index in the pack's BOML / FLNK, for diagnostics */
 } nm_window_link;
 
-/* A blocker segment (walls kept on this region's layer, facade segments), window px. */
+/* A blocker segment (walls kept on this region's layer, facade segments), window px.
+ * (A: "window px" = the zone's map px, the frame of win.x0 / win.y0 — not window-relative.) */
 enum { NM_SEG_WALL = 0, NM_SEG_FACADE = 1 };
 typedef struct nm_window_seg {
     double ax, ay, bx, by;

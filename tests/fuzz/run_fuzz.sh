@@ -12,7 +12,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ ! -f "$build/build.ninja" ]; then
     CC=clang CXX=clang++ meson setup "$build" "$src" -Dfuzz=true -Dtests=enabled -Drecast=disabled \
-        -Doverlay=disabled >/dev/null
+        -Doverlay=disabled >"/tmp/nm_fuzz_setup.log" 2>&1 || { cat /tmp/nm_fuzz_setup.log >&2; exit 1; }
 fi
 
 # target:corpus-dir pairs (relative to the source tree)
@@ -20,7 +20,9 @@ targets="fuzz_pack:tests/fuzz/corpus/pack
 fuzz_occluder:tests/occluder/corpus
 fuzz_bgrd:tests/gridio/corpus/bgrd
 fuzz_bnvf:tests/gridio/corpus/bnvf
-fuzz_bake:tests/bake/corpus"
+fuzz_bake:tests/bake/corpus
+fuzz_request:tests/plugin/corpus/request
+fuzz_route:tests/plugin/corpus/route"
 
 status=0
 for entry in $targets; do
@@ -31,12 +33,14 @@ for entry in $targets; do
         echo "$name: not built in this configuration, skipped"
         continue
     fi
-    ninja -C "$build" "$path" >/dev/null
+    if ! ninja -C "$build" "$path" >"$build/$name.build.log" 2>&1; then
+        tail -n 20 "$build/$name.build.log" >&2; echo "$name: BUILD FAILED" >&2; status=1; continue
+    fi
     work=$(mktemp -d)
     mkdir -p "$work/corpus" "$work/artifacts"
     [ -d "$src/$corpus" ] && cp "$src/$corpus"/* "$work/corpus/" 2>/dev/null || true
     rc=0
-    "$build/$path" -max_total_time="$seconds" -max_len=16384 -timeout=20 -rss_limit_mb=2048 \
+    "$build/$path" -rss_limit_mb=2048 -max_total_time="$seconds" -max_len=16384 -timeout=20 -print_final_stats=1 \
         -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1 || rc=$?
     if [ "$rc" -ne 0 ]; then
         mkdir -p "$build/fuzz-artifacts"

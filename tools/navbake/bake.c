@@ -8,6 +8,7 @@
 #include "bake.h"
 
 #include "recast_shim.h"
+#include "grid_stage.h"
 
 #include <errno.h>
 #include <math.h>
@@ -708,18 +709,110 @@ static int make_dirs(const char *dir, nm_error *err)
     return rc;
 }
 
+/* dir + "/" + name in a new buffer */
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = nm_malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* The grid, fields and occluder outputs: the pack is serialised once to fix build_hash and read
+ * back (the grid bakes from exactly what the planner will load), BGRD is appended as a section
+ * (build_hash does not cover it; the file FNV does), and the sidecar is bound to the final file. */
+static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *dir, int workers,
+                           nm_error *err)
+{
+    nm_buf b1 = {0}, occ = {0}, bg = {0}, b2 = {0}, bf = {0};
+    nm_pack loaded;
+    memset(&loaded, 0, sizeof loaded);
+    nm_bake_grid_zone *zones = NULL;
+    uint32_t nz = 0;
+    char *pnav = join(dir, "base.nav.gz"), *pocc = join(dir, "base.occluder.gz"),
+         *pfld = join(dir, "base.fields.nav.gz");
+    int rc = (pnav && pocc && pfld) ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "out of memory");
+    nm_pack_write_opts w = {.workers = workers};
+    if (rc == NM_OK) rc = nm_pack_serialize(pack, &w, &b1, err);
+    if (rc == NM_OK) {
+        nm_pack_load_opts lo = {.workers = workers};
+        rc = nm_pack_parse(b1.p, b1.size, "base.nav", &lo, &loaded, err);
+    }
+    nm_buf_free(&b1);
+    if (rc == NM_OK && !opts->no_occluder) {
+        if (opts->progress) opts->progress(opts->progress_ctx, "occluder", 0.0);
+        rc = nm_bake_occluder(opts->obj, opts->cfg, opts->scale, &occ, err);
+        if (rc == NM_OK && occ.oom) rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory");
+        if (rc == NM_OK) rc = nm_file_write(pocc, occ.p, occ.size, err);
+        if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "occluder", 1.0);
+    }
+    if (rc == NM_OK) {
+        if (opts->progress) opts->progress(opts->progress_ctx, "grid", 0.0);
+        rc = navbake_grid_stage(opts, &loaded, opts->no_occluder ? NULL : occ.p, occ.size, workers, &zones,
+                                &nz, err);
+        if (rc == NM_OK) rc = nm_bake_grid_write_bgrd(zones, nz, workers, &bg, err);
+        if (rc == NM_OK && bg.oom) rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+        if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "grid", 1.0);
+    }
+    nm_buf_free(&occ);
+    if (rc == NM_OK) {
+        nm_section *ns = nm_realloc(pack->sections, (pack->section_count + 1) * sizeof *ns);
+        uint8_t *bytes = nm_malloc(bg.size ? bg.size : 1);
+        if (!ns || !bytes) {
+            nm_free(bytes);
+            if (ns) pack->sections = ns;
+            rc = nm_fail(err, NM_ERR_NOMEM, "out of memory");
+        } else {
+            pack->sections = ns;
+            memcpy(bytes, bg.p, bg.size);
+            nm_section *s = &ns[pack->section_count++];
+            memset(s, 0, sizeof *s);
+            memcpy(s->tag, "BGRD", 4);
+            s->size = bg.size;
+            s->bytes = bytes;
+        }
+    }
+    nm_buf_free(&bg);
+    uint64_t hash0 = pack->build_hash;
+    if (rc == NM_OK) {
+        if (opts->progress) opts->progress(opts->progress_ctx, "write base.nav.gz", 0.0);
+        rc = nm_pack_serialize(pack, &w, &b2, err);
+        if (rc == NM_OK && pack->build_hash != hash0)
+            rc = nm_fail(err, NM_ERR_STATE, "base.nav.gz: build_hash changed when BGRD was added");
+        if (rc == NM_OK) rc = nm_file_write(pnav, b2.p, b2.size, err);
+        if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "write base.nav.gz", 1.0);
+    }
+    nm_buf_free(&b2);
+    if (rc == NM_OK) {
+        if (opts->progress) opts->progress(opts->progress_ctx, "write base.fields.nav.gz", 0.0);
+        rc = nm_bake_grid_write_bnvf(zones, nz, pack->build_hash, pack->file_fnv, workers, &bf, err);
+        if (rc == NM_OK && bf.oom) rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
+        if (rc == NM_OK) rc = nm_file_write(pfld, bf.p, bf.size, err);
+        if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "write base.fields.nav.gz", 1.0);
+    }
+    nm_buf_free(&bf);
+    for (uint32_t i = 0; i < nz; i++) nm_bake_grid_zone_free(&zones[i]);
+    nm_free(zones);
+    nm_pack_free(&loaded);
+    nm_free(pnav); nm_free(pocc); nm_free(pfld);
+    return rc;
+}
+
 int nm_bake_to_dir(const nm_bake_opts *opts, const char *dir, nm_error *err)
 {
     nm_pack pack;
     int rc = nm_bake_main_pack(opts, &pack, err);
     if (rc) return rc;
     rc = make_dirs(dir, err);
+    if (rc == NM_OK && !opts->no_grid) {
+        rc = write_with_grid(opts, &pack, dir, machine_workers(opts->workers), err);
+        nm_pack_free(&pack);
+        return rc;
+    }
     char *path = NULL;
     if (rc == NM_OK) {
-        size_t n = strlen(dir) + sizeof "/base.nav.gz";
-        path = nm_malloc(n);
+        path = join(dir, "base.nav.gz");
         if (!path) rc = nm_fail(err, NM_ERR_NOMEM, "out of memory");
-        else snprintf(path, n, "%s/base.nav.gz", dir);
     }
     if (rc == NM_OK) {
         if (opts->progress) opts->progress(opts->progress_ctx, "write base.nav.gz", 0.0);

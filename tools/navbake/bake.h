@@ -86,6 +86,8 @@ typedef struct nm_bake_opts {
     nm_bake_progress_fn progress; /* may be NULL */
     void *progress_ctx;
     bool no_grid;                 /* nm_bake_to_dir: skip the grid, fields and occluder stages */
+    bool no_occluder;             /* no base.occluder.gz, and the grid's drops are not gated by
+                                     collision geometry (tests of the planner's FallGate) */
 } nm_bake_opts;
 
 /* Bakes the main pack into *out (free with nm_pack_free). build_hash / file_fnv are filled by

@@ -1,0 +1,778 @@
+/* route_window.c — routeWindow's searches for one leg in one tier's window (两段搜索): the walk
+ * mask and the snap anchors, the shared solver solve with its fallback order, the baseline, the
+ * endpoint and link access chains, the topology layer, the corridor and open-area threshold, the
+ * geometry layer (Lazy Theta*), the end checks (收尾检查) and the gap location of a failed
+ * baseline (诊断). Escalation (换到下一档) and leg failure are results, not errors. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime for the stage times */
+#include "search/search_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* limit1 / limit2 are computed by the planner (nm_route_limit1/2 in route/route.h) and
+ * arrive in the request. */
+
+/* ---- the leg --------------------------------------------------------------------------------- */
+typedef struct leg {
+    nm_sctx s;
+    const nm_search_request *req;
+    nm_search_result *out;
+    nm_ends e;
+    double ds, dg;              /* snap distances, px */
+    bool decks;                 /* a declared start or goal deck */
+    int64_t rsi, rsj, rgi, rgj; /* raw endpoint cells (trunc) */
+    double give_up;
+    double t0;              /* entry time, ms */
+} leg;
+
+typedef struct solve_res {
+    int found; /* 1 = path */
+    int esc;   /* NM_SEARCH_ESC_* (small windows) */
+    bool unlinked;
+    int level;    /* 0 walk, 1 core, 2 cell */
+    uint32_t *sp; /* span chain (levels 0, 1) or cells (level 2) */
+    uint8_t *via;
+    uint32_t n;
+    double cost;
+} solve_res;
+
+static void solve_res_free(solve_res *r)
+{
+    nm_free(r->sp);
+    nm_free(r->via);
+    memset(r, 0, sizeof *r);
+}
+
+static int64_t trunc_cell(double p, double o)
+{
+    return (int64_t)((p - o) / NM_kCS); /* C cast: toward 0, as routeWindow's endpoint cells */
+}
+
+/* nearestCell: the mask cell with the smallest squared cell distance, row-major first on ties. */
+static bool nearest_cell(const leg *L, const nm_mask *m, bool usable, int64_t ri, int64_t rj,
+                         uint32_t *cell, double *d_px)
+{
+    const nm_sctx *s = &L->s;
+    int64_t best = INT64_MAX;
+    uint32_t bc = NM_SEARCH_NONE;
+    for (uint32_t c = 0; c < s->ncell; c++) {
+        if (!nm_mask_in(m, c) || (usable && !nm_search_cell_usable(s->w, c)))
+            continue;
+        int64_t dx = (int64_t)(c % s->nx) - ri, dy = (int64_t)(c / s->nx) - rj;
+        int64_t d2 = dx * dx + dy * dy;
+        if (d2 < best) {
+            best = d2;
+            bc = c;
+        }
+    }
+    if (bc == NM_SEARCH_NONE)
+        return false;
+    *cell = bc;
+    *d_px = sqrt((double)best) * NM_kCS;
+    return true;
+}
+
+/* Declared deck: the usable span within kDeckBand of the deck with the smallest (squared cell
+ * distance, height difference). */
+static bool nearest_deck_span(const leg *L, int64_t ri, int64_t rj, double deck, uint32_t *span,
+                              double *d_px)
+{
+    const nm_sctx *s = &L->s;
+    int64_t best = INT64_MAX;
+    double bdh = INFINITY;
+    uint32_t bk = NM_SEARCH_NONE;
+    for (uint32_t k = 0; k < s->nspans; k++) {
+        uint32_t c = s->t->sp_cell[k];
+        double dh = fabs((double)s->t->sp_h[k] - deck);
+        if (!(s->w->sp_bits[k] & NM_SP_REACH) || !s->walk[c] || dh > NM_kDeckBand)
+            continue;
+        int64_t dx = (int64_t)(c % s->nx) - ri, dy = (int64_t)(c / s->nx) - rj;
+        int64_t d2 = dx * dx + dy * dy;
+        if (d2 < best || (d2 == best && dh < bdh)) {
+            best = d2;
+            bdh = dh;
+            bk = k;
+        }
+    }
+    if (bk == NM_SEARCH_NONE)
+        return false;
+    *span = bk;
+    *d_px = sqrt((double)best) * NM_kCS;
+    return true;
+}
+
+static int escalate(nm_search_result *o, int reason, const char *what)
+{
+    o->status = NM_SEARCH_ESCALATE;
+    o->reason = reason;
+    snprintf(o->message, sizeof o->message, "search: escalate: %s", what);
+    return NM_OK;
+}
+
+/* 求解器 solve: linked check, SpanAstar on walk∧lim, core∧lim, the cost check, the cell-level
+ * fallback. */
+static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_search_los_fn los,
+                 const uint8_t *solidc, bool allow_cell, bool check_linked, double give_up,
+                 solve_res *r, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    const bool small = L->req->small;
+    memset(r, 0, sizeof *r);
+    /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it */
+    if (check_linked) {
+        nm_mask m = {w->core, lim};
+        if (!nm_search_linked(s, &m, L->e.start_cell, L->e.goal_cell)) {
+            r->unlinked = true;
+            r->esc = small ? NM_SEARCH_ESC_UNLINKED : 0;
+            return NM_OK;
+        }
+    }
+    /* 2. both anchors in one cell: the start span, or the declared goal deck's span */
+    if (L->e.start_cell == L->e.goal_cell) {
+        r->sp = nm_malloc(sizeof *r->sp);
+        r->via = nm_calloc(1, 1);
+        if (!r->sp || !r->via) {
+            solve_res_free(r);
+            return nm_fail(err, NM_ERR_NOMEM, "search: solve: out of memory");
+        }
+        r->sp[0] = L->req->goal_deck_set ? L->e.goals[0] : L->e.start_span;
+        r->n = 1;
+        r->found = 1;
+        return NM_OK;
+    }
+    nm_span_search q = {{s->walk, lim},  *price, los,
+                        L->req->los_ctx, solidc, small ? give_up : 0.0};
+    int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
+    if (rc < 0)
+        return rc;
+    if (rc != 1) {
+        if (small) { /* 3. the small window's no-path may be cut by the window */
+            r->esc = NM_SEARCH_ESC_WALK_NO_PATH;
+            return NM_OK;
+        }
+        q.mask.a = w->core;
+        q.give_up = 0.0;
+        rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            r->level = 1;
+            L->out->warnings |= NM_SEARCH_WARN_CORE;
+        }
+    }
+    if (rc == 1) {
+        r->found = 1;
+        /* 4. 检查代价 against the trust region */
+        if (small && r->cost + (L->ds + L->dg) / NM_kCS >= L->req->limit2) {
+            r->found = 0;
+            r->esc = NM_SEARCH_ESC_COST_BOUND;
+        }
+        return NM_OK;
+    }
+    /* 5. 格级回退: the baseline only, no declared decks, not in small windows */
+    if (!allow_cell || L->decks)
+        return NM_OK;
+    if (small) {
+        r->esc = NM_SEARCH_ESC_CELL_FALLBACK;
+        return NM_OK;
+    }
+    nm_mask m = {s->walk, lim};
+    uint32_t sa, ga;
+    double ds, dg;
+    if (!nearest_cell(L, &m, false, L->rsi, L->rsj, &sa, &ds) ||
+        !nearest_cell(L, &m, false, L->rgi, L->rgj, &ga, &dg))
+        return NM_OK;
+    L->e.start_cell = sa;
+    L->e.goal_cell = ga;
+    L->ds = ds;
+    L->dg = dg;
+    for (int pass = 0; pass < 2; pass++) {
+        rc = nm_search_cost_astar(s, &m, price, sa, ga, &r->sp, &r->via, &r->n, &r->cost, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            r->found = 1;
+            r->level = 2;
+            L->out->warnings |= NM_SEARCH_WARN_CELL;
+            return NM_OK;
+        }
+        m.a = w->core;
+    }
+    return NM_OK;
+}
+
+/* A solve result as a cell path. */
+static int to_path(const leg *L, const solve_res *r, nm_search_path *p, nm_error *err)
+{
+    if (r->level < 2)
+        return nm_search_expand_chain(&L->s, r->sp, r->via, r->n, p, err);
+    int rc = nm_search_path_alloc(p, r->n, err);
+    if (rc)
+        return rc;
+    for (uint32_t k = 0; k < r->n; k++) {
+        uint32_t f, n = nm_span_cell_spans(L->s.t, r->sp[k], &f);
+        p->cell[k] = r->sp[k];
+        p->span[k] = NM_SEARCH_NONE; /* the cell level does not pick layers */
+        p->h[k] = n ? L->s.t->sp_h[f] : NAN;
+        p->link[k] = r->via[k];
+    }
+    return NM_OK;
+}
+
+static int copy_path(nm_search_path *dst, const nm_search_path *src, nm_error *err)
+{
+    int rc = nm_search_path_alloc(dst, src->n, err);
+    if (rc)
+        return rc;
+    memcpy(dst->cell, src->cell, (size_t)src->n * sizeof *dst->cell);
+    memcpy(dst->span, src->span, (size_t)src->n * sizeof *dst->span);
+    memcpy(dst->h, src->h, (size_t)src->n * sizeof *dst->h);
+    memcpy(dst->link, src->link, src->n);
+    return NM_OK;
+}
+
+/* Marks the cells of a chain in the mask. */
+static void mark_cells(uint8_t *mask, const uint32_t *cells, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        mask[cells[k]] = 1;
+}
+
+/* linkChains for the link ends flagged in `open` (both ends of each link). */
+static int link_chains(leg *L, nm_access_work *aw, const uint8_t *chan0, const uint8_t *open,
+                       uint8_t *limw, nm_error *err)
+{
+    const nm_window *w = L->s.w;
+    for (uint32_t l = 0; l < w->nlinks; l++) {
+        if (!open[l])
+            continue;
+        L->out->link_open[l] = 1;
+        uint32_t ends[2] = {w->links[l].from_cell, w->links[l].to_cell};
+        for (int e = 0; e < 2; e++) {
+            uint32_t *cells, n;
+            int32_t cost;
+            int rc = nm_search_access_run(aw, w, L->s.walk, chan0, ends[e],
+                                          NM_kLinkChainCells * 100, &cells, &n, &cost, err);
+            if (rc < 0)
+                return rc;
+            if (rc == 1) /* beyond 64 cells the link simply gets no chain */
+                mark_cells(limw, cells, n);
+            nm_free(cells);
+        }
+    }
+    return NM_OK;
+}
+
+static int chain_out(const leg *L, const solve_res *r, nm_search_chain *c, nm_error *err)
+{
+    memset(c, 0, sizeof *c);
+    size_t n = r->n ? r->n : 1;
+    c->x = nm_malloc(n * sizeof *c->x);
+    c->y = nm_malloc(n * sizeof *c->y);
+    c->h = nm_malloc(n * sizeof *c->h);
+    c->span = nm_malloc(n * sizeof *c->span);
+    c->link = nm_malloc(n);
+    if (!c->x || !c->y || !c->h || !c->span || !c->link)
+        return nm_fail(err, NM_ERR_NOMEM, "search: parent chain: out of memory");
+    const nm_window *w = L->s.w;
+    for (uint32_t k = 0; k < r->n; k++) {
+        uint32_t cell = L->s.t->sp_cell[r->sp[k]];
+        c->x[k] = w->win.x0 + ((double)(cell % L->s.nx) + 0.5) * NM_kCS;
+        c->y[k] = w->win.y0 + ((double)(cell / L->s.nx) + 0.5) * NM_kCS;
+        c->h[k] = L->s.t->sp_h[r->sp[k]];
+        c->span[k] = r->sp[k];
+        c->link[k] = r->via[k] == 1;
+    }
+    c->n = r->n;
+    return NM_OK;
+}
+
+/* The corridor (走廊) from the topology path and the open area solidc; band ∧ lim into limg.
+ * Returns 1 when a small window's band enters the outer ring. */
+static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint8_t *limg,
+                    uint8_t *solidc, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    int32_t *src = nm_malloc((size_t)s->ncell * sizeof *src);
+    uint8_t *seeds = nm_calloc(s->ncell, 1);
+    if (!src || !seeds) {
+        nm_free(src);
+        nm_free(seeds);
+        return nm_fail(err, NM_ERR_NOMEM, "search: corridor: out of memory");
+    }
+    mark_cells(seeds, seed->cell, seed->n);
+    int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
+    int edge = 0;
+    const int64_t m = NM_kTrustMargin;
+    for (uint32_t c = 0; rc == NM_OK && c < s->ncell; c++) {
+        double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
+        bool in = seeds[c] != 0;
+        if (src[c] >= 0) {
+            hw = w->dist[src[c]];
+            double ex = ((double)(c % s->nx) - (double)((uint32_t)src[c] % s->nx)) * NM_kCS;
+            double ey = ((double)(c / s->nx) - (double)((uint32_t)src[c] / s->nx)) * NM_kCS;
+            in = in || ex * ex + ey * ey <= hw * hw;
+        }
+        double thr = NM_kClrPref + NM_kGeoMargin;
+        if (NM_kChordFrac * hw > thr)
+            thr = NM_kChordFrac * hw;
+        solidc[c] = (uint8_t)(w->dist[c] >= thr);
+        limg[c] = (uint8_t)(in && (!lim || lim[c]));
+        if (in && L->req->small) {
+            int64_t i = c % s->nx, j = c / s->nx;
+            if (i < m || j < m || i >= (int64_t)s->nx - m || j >= (int64_t)s->ny - m)
+                edge = 1;
+        }
+    }
+    nm_free(src);
+    nm_free(seeds);
+    return rc ? rc : edge;
+}
+
+/* 收尾检查 2: forbidden steps crossed by the final path that are not links. */
+static uint32_t facade_steps(const nm_sctx *s, const nm_search_path *p)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 1; k < p->n; k++) {
+        if (p->link[k])
+            continue;
+        int64_t dx = (int64_t)(p->cell[k] % s->nx) - (int64_t)(p->cell[k - 1] % s->nx);
+        int64_t dy = (int64_t)(p->cell[k] / s->nx) - (int64_t)(p->cell[k - 1] / s->nx);
+        if ((dx || dy) && dx >= -1 && dx <= 1 && dy >= -1 && dy <= 1 &&
+            nm_search_step_banned(s->w, p->cell[k - 1], (int)dx, (int)dy))
+            n++;
+    }
+    return n;
+}
+
+/* The final solve's mask for the route mask of 拉直: its layer (walk, or core after the core
+ * fallback) ∧ its lim. */
+static int keep_mask(leg *L, const uint8_t *lim, int level, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    uint8_t *m = nm_malloc(s->ncell);
+    if (!m)
+        return nm_fail(err, NM_ERR_NOMEM, "search: final mask: out of memory");
+    const uint8_t *layer = level == 1 ? s->w->core : s->walk;
+    for (uint32_t c = 0; c < s->ncell; c++)
+        m[c] = (uint8_t)(layer[c] && (!lim || lim[c]));
+    nm_free(L->out->final_mask);
+    L->out->final_mask = m;
+    return NM_OK;
+}
+
+static int run(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    const nm_search_request *req = L->req;
+    nm_search_result *o = L->out;
+    const double t0 = L->t0; /* 拓扑段 counts from routeWindow's entry (walk mask included) */
+    int rc;
+
+    /* ---- 掩膜与吸附锚点 ---- */
+    L->rsi = trunc_cell(req->sx, w->win.x0);
+    L->rsj = trunc_cell(req->sy, w->win.y0);
+    L->rgi = trunc_cell(req->gx, w->win.x0);
+    L->rgj = trunc_cell(req->gy, w->win.y0);
+    L->decks = req->start_deck_set || req->goal_deck_set;
+    const nm_mask walkm = {s->walk, NULL};
+    if (req->start_deck_set) {
+        uint32_t k;
+        if (!nearest_deck_span(L, L->rsi, L->rsj, req->start_deck, &k, &L->ds)) {
+            o->status = NM_SEARCH_FAIL;
+            o->fail_kind = NM_SEARCH_FAIL_NO_SNAP;
+            snprintf(o->message, sizeof o->message,
+                     "search: no unblocked declared start deck (%.2f m) near the start",
+                     req->start_deck);
+            return NM_OK;
+        }
+        L->e.start_span = k;
+        L->e.start_cell = s->t->sp_cell[k];
+    } else {
+        if (!nearest_cell(L, &walkm, true, L->rsi, L->rsj, &L->e.start_cell, &L->ds)) {
+            o->status = NM_SEARCH_FAIL;
+            o->fail_kind = NM_SEARCH_FAIL_NO_SNAP;
+            snprintf(o->message, sizeof o->message, "search: no cell to snap to in the window");
+            return NM_OK;
+        }
+        uint32_t f, n = nm_span_cell_spans(s->t, L->e.start_cell, &f);
+        double bd = INFINITY;
+        for (uint32_t k = f; k < f + n; k++) { /* the usable span nearest the start height h0 */
+            double d = fabs((double)s->t->sp_h[k] - req->h0);
+            if ((w->sp_bits[k] & NM_SP_REACH) && d < bd) {
+                bd = d;
+                L->e.start_span = k;
+            }
+        }
+    }
+    if (req->goal_deck_set) {
+        uint32_t k;
+        if (!nearest_deck_span(L, L->rgi, L->rgj, req->goal_deck, &k, &L->dg)) {
+            o->status = NM_SEARCH_FAIL;
+            o->fail_kind = NM_SEARCH_FAIL_NO_SNAP;
+            snprintf(o->message, sizeof o->message,
+                     "search: no unblocked declared goal deck (%.2f m) near the goal",
+                     req->goal_deck);
+            return NM_OK;
+        }
+        L->e.goal_cell = s->t->sp_cell[k];
+        L->e.goals[0] = k;
+        L->e.ngoal = 1;
+    } else {
+        if (!nearest_cell(L, &walkm, true, L->rgi, L->rgj, &L->e.goal_cell, &L->dg)) {
+            o->status = NM_SEARCH_FAIL;
+            o->fail_kind = NM_SEARCH_FAIL_NO_SNAP;
+            snprintf(o->message, sizeof o->message, "search: no cell to snap to in the window");
+            return NM_OK;
+        }
+        uint32_t f, n = nm_span_cell_spans(s->t, L->e.goal_cell, &f);
+        for (uint32_t k = f; k < f + n && L->e.ngoal < 16; k++)
+            if (w->sp_bits[k] & NM_SP_REACH)
+                L->e.goals[L->e.ngoal++] = k;
+    }
+    o->start_anchor = L->e.start_cell;
+    o->goal_anchor = L->e.goal_cell;
+    o->snap_start = L->ds;
+    o->snap_goal = L->dg;
+    if (req->small && (L->ds / NM_kCS >= req->limit1 || L->dg / NM_kCS >= req->limit1))
+        return escalate(o, NM_SEARCH_ESC_SNAP_FAR, "snap distance reaches limit1");
+    L->give_up = req->give_up > 0 ? req->give_up : req->limit2 - (L->ds + L->dg) / NM_kCS + 1.0;
+
+    /* ---- 基线 ---- */
+    const nm_search_price unit = {NULL, 1.0F, 1.0F};
+    solve_res base;
+    if ((rc = solve(L, NULL, &unit, NULL, NULL, true, false, L->give_up, &base, err)))
+        return rc;
+    o->start_anchor = L->e.start_cell; /* the cell-level fallback may re-snap */
+    o->goal_anchor = L->e.goal_cell;
+    o->snap_start = L->ds;
+    o->snap_goal = L->dg;
+    if (!base.found) {
+        const int esc = base.esc;
+        solve_res_free(&base);
+        if (req->small)
+            return escalate(o, esc ? esc : NM_SEARCH_ESC_BASE_NO_PATH, "baseline found no path");
+        uint32_t a, b;
+        double d;
+        rc = nm_search_locate_gap_ctx(s, L->e.start_span, L->e.goals, L->e.ngoal, &a, &b, &d, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            o->has_gap = true;
+            o->gap_sx = w->win.x0 + ((double)(a % s->nx) + 0.5) * NM_kCS;
+            o->gap_sy = w->win.y0 + ((double)(a / s->nx) + 0.5) * NM_kCS;
+            o->gap_gx = w->win.x0 + ((double)(b % s->nx) + 0.5) * NM_kCS;
+            o->gap_gy = w->win.y0 + ((double)(b / s->nx) + 0.5) * NM_kCS;
+            o->gap_dist = d;
+        }
+        o->status = NM_SEARCH_FAIL;
+        if (req->goal_deck_set) {
+            o->fail_kind = NM_SEARCH_FAIL_DECK_UNREACHABLE;
+            int len = snprintf(
+                o->message, sizeof o->message,
+                "search: goal deck unreachable: deck %.2f m; goal anchor spans:", req->goal_deck);
+            uint32_t f, n = nm_span_cell_spans(s->t, L->e.goal_cell, &f);
+            for (uint32_t k = f; k < f + n && len > 0 && (size_t)len < sizeof o->message; k++)
+                if (w->sp_bits[k] & NM_SP_REACH)
+                    len += snprintf(o->message + len, sizeof o->message - (size_t)len, " %.2f",
+                                    (double)s->t->sp_h[k]);
+        } else {
+            o->fail_kind = NM_SEARCH_FAIL_DISCONNECTED;
+            snprintf(o->message, sizeof o->message, "search: start and goal are not connected%s",
+                     o->has_gap ? " (gap located)" : "");
+        }
+        return NM_OK;
+    }
+    rc = to_path(L, &base, &o->base, err);
+    o->base_cost = base.cost;
+    const int base_level = base.level;
+    solve_res_free(&base);
+    if (rc)
+        return rc;
+    /* 收尾检查 1 uses the baseline's reach set: the cells of the mask it used with a usable span
+     * (every mask cell at the cell level) */
+    if (L->rgi >= 0 && L->rgj >= 0 && L->rgi < s->nx && L->rgj < s->ny) {
+        uint32_t gc = (uint32_t)(L->rgj * s->nx + L->rgi);
+        bool reach = base_level == 2   ? true
+                     : base_level == 1 ? (w->core[gc] && nm_search_cell_usable(w, gc))
+                                       : (s->walk[gc] && nm_search_cell_usable(w, gc));
+        o->goal_cut_off = s->walk[gc] && !reach;
+    }
+
+    /* ---- 端点接入 and the channel limw ---- */
+    uint8_t *chan0 = nm_malloc(s->ncell), *limw = nm_malloc(s->ncell);
+    uint8_t *open = nm_calloc((size_t)w->nlinks + 1, 1);
+    nm_access_work aw;
+    memset(&aw, 0, sizeof aw);
+    solve_res topo;
+    memset(&topo, 0, sizeof topo);
+    uint8_t *limg = NULL, *solidc = NULL;
+    const uint8_t *topo_lim = limw;
+    o->link_open = nm_calloc((size_t)w->nlinks + 1, 1);
+    o->nlinks = w->nlinks;
+    if (!chan0 || !limw || !open || !o->link_open) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "search: channel masks: out of memory");
+        goto done;
+    }
+    if ((rc = nm_search_access_init(&aw, s->ncell, err)))
+        goto done;
+    for (uint32_t c = 0; c < s->ncell; c++) {
+        chan0[c] = (uint8_t)(w->dist[c] >= NM_kClrPref);
+        limw[c] = (uint8_t)(chan0[c] || (w->medial && w->medial[c]));
+    }
+    {
+        uint32_t ends[2] = {L->e.start_cell, L->e.goal_cell};
+        uint32_t *chains[2] = {NULL, NULL}, nch[2] = {0, 0};
+        for (int e = 0; e < 2; e++) {
+            int32_t cost;
+            rc = nm_search_access_run(&aw, w, s->walk, chan0, ends[e], 0, &chains[e], &nch[e],
+                                      &cost, err);
+            if (rc < 0)
+                goto chains_done;
+            if (rc == 0) {
+                if (req->small) {
+                    rc = escalate(o, NM_SEARCH_ESC_NO_CHANNEL, "endpoint reaches no open channel");
+                    goto chains_done;
+                }
+                /* only the end that misses chan0 aims at the whole channel limw */
+                rc = nm_search_access_run(&aw, w, s->walk, limw, ends[e], 0, &chains[e], &nch[e],
+                                          &cost, err);
+                if (rc < 0)
+                    goto chains_done;
+            }
+            if (rc == 1 && req->small && (double)cost / 100.0 >= req->limit1) {
+                rc = escalate(o, NM_SEARCH_ESC_ACCESS_LONG, "access chain reaches limit1");
+                goto chains_done;
+            }
+        }
+        for (int e = 0; e < 2; e++)
+            if (chains[e])
+                mark_cells(limw, chains[e], nch[e]);
+        o->access = nm_malloc(((size_t)nch[0] + nch[1] + 1) * sizeof *o->access);
+        if (!o->access) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "search: access chains: out of memory");
+            goto chains_done;
+        }
+        for (int e = 0; e < 2; e++)
+            for (uint32_t k = 0; k < nch[e]; k++)
+                o->access[o->naccess++] = chains[e][k];
+        rc = NM_OK;
+    chains_done:
+        nm_free(chains[0]);
+        nm_free(chains[1]);
+        if (rc || o->status != NM_SEARCH_OK)
+            goto done;
+    }
+    /* link access chains only for the links the baseline used */
+    for (uint32_t k = 1; k < o->base.n; k++) {
+        if (!o->base.link[k])
+            continue;
+        for (uint32_t l = 0; l < w->nlinks; l++)
+            if (w->links[l].from_cell == o->base.cell[k - 1] &&
+                w->links[l].to_cell == o->base.cell[k])
+                open[l] = 1;
+    }
+    if ((rc = link_chains(L, &aw, chan0, open, limw, err)))
+        goto done;
+
+    /* ---- 拓扑层 ---- */
+    const nm_search_price multw = {w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
+    if ((rc = solve(L, limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err)))
+        goto done;
+    if (!topo.found && topo.unlinked && w->nlinks) {
+        /* the slit the baseline used may be too narrow: open every link, retry once */
+        uint32_t l;
+        for (l = 0; l < w->nlinks && open[l]; l++)
+            ;
+        if (l < w->nlinks) {
+            uint8_t *rest = open;
+            for (l = 0; l < w->nlinks; l++)
+                rest[l] = (uint8_t)!rest[l];
+            if ((rc = link_chains(L, &aw, chan0, rest, limw, err)))
+                goto done;
+            o->warnings |= NM_SEARCH_WARN_ALL_LINKS;
+            solve_res_free(&topo);
+            if ((rc = solve(L, limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err)))
+                goto done;
+        }
+    }
+    nm_search_access_free(&aw);
+    nm_free(chan0);
+    chan0 = NULL;
+    if (!topo.found) {
+        if (req->small) {
+            rc = escalate(o, topo.esc ? topo.esc : NM_SEARCH_ESC_TOPO_NO_PATH,
+                          "topology layer found no path");
+            goto done;
+        }
+        solve_res_free(&topo);
+        o->warnings |= NM_SEARCH_WARN_TOPO_FULL;
+        topo_lim = NULL;
+        if ((rc = solve(L, NULL, &multw, NULL, NULL, false, true, 0.0, &topo, err)))
+            goto done;
+    }
+    if (!topo.found) { /* the baseline's path stands in; the geometry layer does not run */
+        o->warnings |= NM_SEARCH_WARN_TOPO_BASE;
+        if ((rc = keep_mask(L, NULL, base_level == 1 ? 1 : 0, err)))
+            goto done;
+        if ((rc = copy_path(&o->topo, &o->base, err)) || (rc = copy_path(&o->final, &o->base, err)))
+            goto done;
+        o->topo_cost = o->base_cost;
+        o->ms_topo = now_ms() - t0;
+        goto checks;
+    }
+    if ((rc = to_path(L, &topo, &o->topo, err)))
+        goto done;
+    o->topo_cost = topo.cost;
+    const int topo_level = topo.level;
+    solve_res_free(&topo);
+    o->ms_topo = now_ms() - t0;
+
+    /* ---- 几何层 ---- */
+    {
+        const double t1 = now_ms();
+        limg = nm_malloc(s->ncell);
+        solidc = nm_malloc(s->ncell);
+        if (!limg || !solidc) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "search: corridor masks: out of memory");
+            goto done;
+        }
+        rc = corridor(L, &o->topo, topo_lim, limg, solidc, err);
+        if (rc < 0)
+            goto done;
+        if (rc == 1) {
+            rc = escalate(o, NM_SEARCH_ESC_BAND_EDGE, "corridor band enters the outer ring");
+            goto done;
+        }
+        const nm_search_price mult = {w->dist, (float)NM_kCS, (float)NM_kClrPref};
+        solve_res geo;
+        const uint8_t *geo_lim = limg;
+        if ((rc = solve(L, limg, &mult, req->los, solidc, false, true, 0.0, &geo, err)))
+            goto done;
+        if (!geo.found) {
+            if (req->small) {
+                const int esc = geo.esc;
+                solve_res_free(&geo);
+                rc = escalate(o, esc ? esc : NM_SEARCH_ESC_GEO_NO_PATH,
+                              "geometry layer found no path in the corridor");
+                goto done;
+            }
+            solve_res_free(&geo);
+            o->warnings |= NM_SEARCH_WARN_GEO_FREE;
+            geo_lim = topo_lim;
+            if ((rc = solve(L, topo_lim, &mult, req->los, solidc, false, true, 0.0, &geo, err)))
+                goto done;
+        }
+        rc = geo.found ? keep_mask(L, geo_lim, geo.level, err)
+                       : keep_mask(L, topo_lim, topo_level, err);
+        if (rc) {
+            solve_res_free(&geo);
+            goto done;
+        }
+        if (geo.found) {
+            o->geo_cost = geo.cost;
+            if ((rc = chain_out(L, &geo, &o->chain, err)) ||
+                (rc = to_path(L, &geo, &o->final, err))) {
+                solve_res_free(&geo);
+                goto done;
+            }
+        } else {
+            o->warnings |= NM_SEARCH_WARN_GEO_TOPO;
+            if ((rc = copy_path(&o->final, &o->topo, err))) {
+                solve_res_free(&geo);
+                goto done;
+            }
+        }
+        solve_res_free(&geo);
+        o->solidc = solidc; /* handed over to 拉直's route mask */
+        solidc = NULL;
+        o->ms_geo = now_ms() - t1;
+    }
+
+checks:
+    /* ---- 收尾检查 ---- */
+    o->facade_steps = facade_steps(s, &o->final);
+    if (o->facade_steps)
+        o->warnings |= NM_SEARCH_WARN_FACADE;
+    o->links_without_landing = w->links_without_landing;
+    if (w->links_without_landing)
+        o->warnings |= NM_SEARCH_WARN_NO_LANDING;
+    rc = NM_OK;
+done:
+    solve_res_free(&topo);
+    nm_search_access_free(&aw);
+    nm_free(chan0);
+    nm_free(limw);
+    nm_free(open);
+    nm_free(limg);
+    nm_free(solidc);
+    return rc;
+}
+
+int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
+                           nm_error *err)
+{
+    if (!out)
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no result");
+    memset(out, 0, sizeof *out);
+    if (!w || !req)
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no window or request");
+    if (!w->dist)
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: window: dist layer missing");
+    if (!isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) || !isfinite(req->gy))
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: endpoint not finite");
+    leg L;
+    memset(&L, 0, sizeof L);
+    L.req = req;
+    L.out = out;
+    L.t0 = now_ms();
+    int rc = nm_search_ctx_init(&L.s, w, err);
+    if (rc)
+        return rc;
+    rc = run(&L, err);
+    nm_search_ctx_free(&L.s);
+    if (rc)
+        nm_search_result_free(out);
+    return rc;
+}
+
+static void chain_free(nm_search_chain *c)
+{
+    nm_free(c->x);
+    nm_free(c->y);
+    nm_free(c->h);
+    nm_free(c->span);
+    nm_free(c->link);
+    memset(c, 0, sizeof *c);
+}
+
+void nm_search_result_free(nm_search_result *r)
+{
+    if (!r)
+        return;
+    nm_search_path_free(&r->base);
+    nm_search_path_free(&r->topo);
+    nm_search_path_free(&r->final);
+    chain_free(&r->chain);
+    nm_free(r->link_open);
+    r->link_open = NULL;
+    nm_free(r->solidc);
+    r->solidc = NULL;
+    nm_free(r->final_mask);
+    r->final_mask = NULL;
+    nm_free(r->access);
+    r->access = NULL;
+    r->naccess = 0;
+}

@@ -1,0 +1,337 @@
+/* test_flags.c — the grid bake on hand-made meshes (1 m = 1 px, a cell is 0.25 px): the ledge
+ * check of spec-notes (take-off and landing cells exist and are usable), a floor with a pillar
+ * hole (Core / Walk / Dead near the boundary, clearance and sealed clearance at known
+ * distances), a bridge over a path (two regions, FWAL keeps each edge on its own level only),
+ * stairs with 0.5 m and 1 m risers (step bits one-way, components), and the BGRD / BNVF round
+ * trip (the tiles read back give exactly the records and columns written). */
+#include "gridutil.h"
+
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <string.h>
+
+/* The record of region-level height h (within tol) in cell (gx, gy), or NULL. */
+static const nm_grid_rec *rec_near(const nm_bake_grid_zone *z, int32_t gx, int32_t gy, double h,
+                                   double tol)
+{
+    uint32_t n;
+    const nm_grid_rec *r = recs_at(z, gx, gy, &n, NULL);
+    for (uint32_t k = 0; k < n; k++)
+        if (!(r[k].flags & NM_GRID_FILL) && fabs(r[k].h - h) <= tol) return &r[k];
+    return NULL;
+}
+
+static bool in_lay(const nm_grid_rec *r) /* 建窗: lay = Walk or not Core */
+{
+    return (r->flags & NM_GRID_WALK) || !(r->flags & NM_GRID_CORE);
+}
+
+/* ---- ledge ------------------------------------------------------------------------------------
+ * Lower floor [0,30]x[0,20] at 0 m, slab [10,20]x[0,10] at 4 m over it (overhang). */
+Test(bakegrid, ledge_takeoff_and_landing)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, 0, 0, 30, 20, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "slab");
+    mesh_rect(&b, 10, 0, 20, 10, 4.0, 2.0, 0, 0, 0, 0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    cr_assert_geq(z.global_regions, 2, "floor and slab are separate regions");
+    int32_t edge = cell_of(10.0); /* first row past the slab's south edge v = 10 */
+    for (int32_t gx = cell_of(11.0); gx < cell_of(19.0); gx++) {
+        /* take-off: the slab's last inside row, Walk and Core */
+        const nm_grid_rec *t = rec_near(&z, gx, edge - 1, 4.0, 0.01);
+        cr_assert(t, "take-off cell %d missing", gx);
+        cr_assert((t->flags & (NM_GRID_WALK | NM_GRID_CORE)) == (NM_GRID_WALK | NM_GRID_CORE),
+                  "take-off %d flags 0x%x", gx, t->flags);
+        /* the edge row: the slab's conservative span is in lay (Walk or not Core) */
+        const nm_grid_rec *e = rec_near(&z, gx, edge, 4.0, 0.01);
+        cr_assert(e && in_lay(e), "edge cell %d", gx);
+        /* landing next to it: the floor, Walk and Core */
+        for (int d = 0; d <= 1; d++) {
+            const nm_grid_rec *l = rec_near(&z, gx, edge + d, 0.0, 0.01);
+            cr_assert(l, "landing cell %d,%d missing", gx, edge + d);
+            cr_assert(l->flags & NM_GRID_WALK, "landing %d,%d flags 0x%x", gx, edge + d, l->flags);
+            cr_assert(l->flags & NM_GRID_CORE);
+            cr_assert_neq(l->rid, t->rid, "landing and take-off in one region");
+        }
+        /* under the overhang the floor is walkable too */
+        const nm_grid_rec *u = rec_near(&z, gx, cell_of(5.0), 0.0, 0.01);
+        cr_assert(u && (u->flags & NM_GRID_WALK) && !(u->flags & NM_GRID_DEAD));
+    }
+    /* the drop itself: RiseOk passes from the take-off row to the landing (no gate) and the edge
+     * stamps Dead on both levels within kMcHBand */
+    const nm_grid_rec *e = rec_near(&z, cell_of(15.0), edge, 4.0, 0.01);
+    const nm_grid_rec *l = rec_near(&z, cell_of(15.0), edge, 0.0, 0.01);
+    cr_assert(e->flags & NM_GRID_DEAD);
+    cr_assert(l->flags & NM_GRID_DEAD, "the landing row under the edge is Dead (within 8 m)");
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- floor with a pillar hole -----------------------------------------------------------------
+ * Floor [0,20]^2 at 0 m in 1 px squares without [8,12]^2: hole cells 32..47 in x and y. */
+Test(bakegrid, pillar_core_walk_dead_clearance)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, 0, 0, 20, 20, 0.0, 1.0, 8, 8, 12, 12);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 2, &z);
+    cr_assert_eq(z.global_regions, 1);
+    int32_t row = cell_of(10.1); /* middle row of the pillar */
+    uint32_t n;
+    /* inside the pillar: no record (256 cells: too big for FillHoles) */
+    for (int32_t gx = cell_of(8.3); gx < cell_of(12.0); gx++) {
+        recs_at(&z, gx, row, &n, NULL);
+        cr_assert_eq(n, 0, "cell %d inside the pillar has %u records", gx, n);
+    }
+    /* west face: cell 32 touches the floor only on its west edge: span, not Core, Dead (the wall
+     * at u = 8 samples into cell 32) */
+    const nm_grid_rec *w = rec_near(&z, cell_of(8.0), row, 0.0, 1e-6);
+    cr_assert(w && !(w->flags & NM_GRID_CORE) && (w->flags & NM_GRID_DEAD), "west face 0x%x", w ? w->flags : 0);
+    /* east face: cell 48 is inside the floor (Core, Walk) and stamped Dead */
+    const nm_grid_rec *e = rec_near(&z, cell_of(12.0), row, 0.0, 1e-6);
+    cr_assert(e && (e->flags & (NM_GRID_CORE | NM_GRID_WALK | NM_GRID_DEAD)) == (NM_GRID_CORE | NM_GRID_WALK | NM_GRID_DEAD),
+              "east face 0x%x", e ? e->flags : 0);
+    /* clearance west of the pillar: the nearest obstacle (non-core) is cell 32, k+1 cells away */
+    for (int k = 0; k < 8; k++) {
+        const nm_grid_rec *r = rec_near(&z, cell_of(8.0) - 1 - k, row, 0.0, 1e-6);
+        cr_assert(r && !(r->flags & NM_GRID_DEAD));
+        cr_assert_eq(r->clr, (uint16_t)((k + 1) * (k + 1)), "k %d clr %u", k, r->clr);
+        cr_assert(r->flags & NM_GRID_WALK);
+    }
+    /* east: the nearest non-core cell is 47 (no span), so cell 48 + k has clr (k+1)^2; the kept
+     * wall at u = 12 seals cell 48, so the sealed clearance is k^2 and clr2d = 2k + 1 */
+    for (int k = 1; k < 6; k++) {
+        uint32_t first;
+        recs_at(&z, cell_of(12.0) + k, row, &n, &first);
+        cr_assert_eq(n, 1);
+        cr_assert_eq(z.recs[first].clr, (uint16_t)((k + 1) * (k + 1)), "k %d clr %u", k, z.recs[first].clr);
+        cr_assert_eq(z.clr2d[first], (uint16_t)(2 * k + 1), "k %d clr2d %u", k, z.clr2d[first]);
+    }
+    /* far from everything the clearance is capped (> 48^2) only beyond 12 px: here every cell is
+     * within 12 px of the outline, so clr is exact and equals the nearest non-core distance */
+    const nm_grid_rec *c = rec_near(&z, cell_of(4.0), cell_of(4.0), 0.0, 1e-6);
+    cr_assert(c && (c->flags & NM_GRID_WALK));
+    int32_t ci = cell_of(4.0);
+    int d = ci - (cell_of(0.0) - 1); /* west rim: cell -1 has no span */
+    cr_assert_eq(c->clr, (uint16_t)(d * d), "centre-west clr %u want %d", c->clr, d * d);
+    /* FWAL: every boundary edge of the floor is kept on the floor's region only */
+    cr_assert_gt(z.wall_count, 0);
+    for (uint32_t k = 0; k < z.wall_count; k++) {
+        cr_assert_eq(z.wall_row[k + 1] - z.wall_row[k], 1);
+        cr_assert_eq(z.wall_rids[z.wall_row[k]], 1);
+    }
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- bridge over a path ---------------------------------------------------------------------
+ * Path [0,40]x[8,12] at 0 m; deck [18,22]x[0,20] at 10 m (more than kMcHBand above). */
+Test(bakegrid, bridge_two_regions_fwal)
+{
+    sb b = {0};
+    mesh_group(&b, "path");
+    mesh_rect(&b, 0, 8, 40, 12, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 18, 0, 22, 20, 10.0, 2.0, 0, 0, 0, 0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    cr_assert_eq(z.global_regions, 2);
+    /* under the deck both levels in one cell, each Walk, neither Dead */
+    const nm_grid_rec *lo = rec_near(&z, cell_of(20.0), cell_of(10.0), 0.0, 1e-6);
+    const nm_grid_rec *hi = rec_near(&z, cell_of(20.0), cell_of(10.0), 10.0, 1e-6);
+    cr_assert(lo && hi && lo->rid != hi->rid);
+    cr_assert((lo->flags & NM_GRID_WALK) && (hi->flags & NM_GRID_WALK));
+    /* the deck's side edge passes over the path 10 m up: the path is not Dead there */
+    const nm_grid_rec *under = rec_near(&z, cell_of(22.0), cell_of(10.0), 0.0, 1e-6);
+    cr_assert(under && !(under->flags & NM_GRID_DEAD), "path under the deck edge 0x%x", under ? under->flags : 0);
+    /* FWAL: deck edges kept on the deck region only, path edges on the path region only */
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    int deck_walls = 0, path_walls = 0;
+    for (uint32_t k = 0; k < z.wall_count; k++) {
+        uint32_t t = (uint32_t)(z.wall_keys[k] / 3);
+        double h = nm_zone_tri_height(zc, t);
+        uint32_t want = h > 5 ? hi->rid : lo->rid;
+        cr_assert_eq(z.wall_row[k + 1] - z.wall_row[k], 1, "wall %u kept on %u regions", k, z.wall_row[k + 1] - z.wall_row[k]);
+        cr_assert_eq(z.wall_rids[z.wall_row[k]], want, "wall of triangle %u at %.1f m", t, h);
+        if (h > 5) deck_walls++; else path_walls++;
+    }
+    cr_assert_gt(deck_walls, 0);
+    cr_assert_gt(path_walls, 0);
+    nm_zone_clean_free(zc);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- stairs -----------------------------------------------------------------------------------
+ * Two flights along +u, treads 2 px long, 4 px wide: risers 0.5 m at v [0,4], 1 m at v [20,24]. */
+static void stairs(sb *b, double v0, double riser)
+{
+    for (int s = 0; s < 4; s++) mesh_rect(b, 2.0 * s, v0, 2.0 * s + 2, v0 + 4, riser * s, 1.0, 0, 0, 0, 0);
+}
+
+Test(bakegrid, stairs_step_bits_one_way)
+{
+    sb b = {0};
+    mesh_group(&b, "low");
+    stairs(&b, 0, 0.5);
+    mesh_group(&b, "high");
+    stairs(&b, 20, 1.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    int32_t row_lo = cell_of(2.0), row_hi = cell_of(22.0);
+    /* 0.5 m: no forbidden step along +u anywhere on the flight */
+    for (int32_t gx = cell_of(0.0); gx <= cell_of(8.0); gx++) {
+        uint32_t n;
+        const nm_grid_rec *r = recs_at(&z, gx, row_lo, &n, NULL);
+        for (uint32_t k = 0; k < n; k++) cr_assert_eq(r[k].steps & 3, 0, "0.5 m riser cell %d steps 0x%x", gx, r[k].steps);
+    }
+    /* 1 m: at each riser one span forbids the step up (bit 0) and allows the step down (bit 1) */
+    for (int s = 1; s < 4; s++) {
+        int32_t gx = cell_of(2.0 * s); /* the riser column holds both treads */
+        const nm_grid_rec *low = rec_near(&z, gx, row_hi, 1.0 * (s - 1), 1e-6);
+        cr_assert(low, "riser %d: lower tread span missing", s);
+        cr_assert_eq(low->steps & 3, 1, "riser %d steps 0x%x", s, low->steps);
+    }
+    /* components: the 1 m flight splits (one-way), the 0.5 m flight does not */
+    uint32_t f0, f1, n;
+    recs_at(&z, cell_of(1.0), row_hi, &n, &f0);
+    recs_at(&z, cell_of(7.0), row_hi, &n, &f1);
+    cr_assert_eq(z.recs[f0].rid, z.recs[f1].rid, "1 m flight is one region (|dh| <= 3)");
+    cr_assert_neq(z.scc[f0], z.scc[f1], "1 m flight: bottom and top in one component");
+    /* the top reaches the bottom through the component DAG */
+    const nm_bnvf_region_src *R = &z.regions[z.recs[f0].rid - 1];
+    cr_assert_gt(R->n_edges, 0);
+    recs_at(&z, cell_of(1.0), row_lo, &n, &f0);
+    recs_at(&z, cell_of(7.0), row_lo, &n, &f1);
+    cr_assert_eq(z.scc[f0], z.scc[f1], "0.5 m flight: bottom and top in one component");
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- BGRD / BNVF round trip ------------------------------------------------------------------ */
+Test(bakegrid, tiles_read_back_exactly)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    /* large enough for several tiles (512 cells = 128 px a tile) */
+    mesh_rect(&b, -20, -10, 180, 150, 0.0, 4.0, 40, 40, 60, 60);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 100, 0, 110, 140, 10.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "ramp");
+    mesh_quad4(&b, 120, 20, 140, 30, 0.0, 2.0, 2.0, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 4, &z);
+    nm_error err = {0};
+    nm_buf bg = {0}, bf = {0};
+    cr_assert_eq(nm_bake_grid_write_bgrd(&z, 1, 2, &bg, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_bake_grid_write_bnvf(&z, 1, 0x1234, 0x5678, 2, &bf, &err), NM_OK, "%s", err.msg);
+    nm_bgrd g;
+    cr_assert_eq(nm_bgrd_parse(bg.p, bg.size, &g, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(g.zone_count, 1);
+    cr_assert_gt(g.zones[0].tile_count, 1, "the scene spans several tiles");
+    nm_bnvf f;
+    cr_assert_eq(nm_bnvf_parse(bf.p, bf.size, "fields", 0x1234, 0x5678, &g, &f, &err), NM_OK, "%s", err.msg);
+    nm_bgrd_out o;
+    memset(&o, 0, sizeof o);
+    cr_assert_eq(nm_bgrd_decode_rect(&g, 0, z.gx0, z.gy0, z.gx0 + z.w, z.gy0 + z.h, &f, 2, &o, &err), NM_OK,
+                 "%s", err.msg);
+    cr_assert_eq(o.n, z.rec_count, "decoded %zu records, baked %zu", o.n, z.rec_count);
+    /* each cell's records are contiguous in the output: walk them against the bake */
+    size_t i = 0;
+    while (i < o.n) {
+        int32_t c = o.recs[i].cell;
+        uint32_t a = z.cell_start[c], e = z.cell_start[c + 1];
+        cr_assert_eq(e - a > 0, true);
+        for (uint32_t k = a; k < e; k++, i++) {
+            const nm_grid_rec *want = &z.recs[k], *got = &o.recs[i];
+            cr_assert_eq(got->cell, c);
+            cr_assert_eq(got->rid, want->rid);
+            cr_assert_eq(got->clr, want->clr);
+            cr_assert_eq(got->flags, want->flags);
+            cr_assert_eq(got->steps, want->steps);
+            cr_assert(fabsf(got->h - want->h) <= 1.0f / 128.0f + 1e-5f, "h %g vs %g", got->h, want->h);
+            const nm_span_fields *F = &o.fields[i];
+            cr_assert_eq(F->scc, z.scc[k]);
+            cr_assert_eq(F->clr2, (uint16_t)(want->clr - z.clr2d[k]));
+            cr_assert_eq(F->medial & 1, z.medial[k] & 1);
+        }
+    }
+    /* the wall table and DAGs read back */
+    nm_bnvf_zone_data zd;
+    memset(&zd, 0, sizeof zd);
+    cr_assert_eq(nm_bnvf_zone_load(&f, 0, &zd, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(zd.wall_count, z.wall_count);
+    cr_assert_eq(zd.dag_count, z.global_regions);
+    for (uint32_t k = 0; k < z.wall_count; k++) {
+        cr_assert_eq(zd.wall_keys[k], z.wall_keys[k]);
+        bool kept;
+        cr_assert_eq(nm_bnvf_wall_kept(&zd, z.wall_keys[k], z.wall_rids[z.wall_row[k]], &kept, &err), NM_OK);
+        cr_assert(kept);
+    }
+    nm_bnvf_zone_data_free(&zd);
+    nm_bgrd_out_free(&o);
+    nm_bnvf_free(&f);
+    nm_bgrd_free(&g);
+    nm_buf_free(&bg);
+    nm_buf_free(&bf);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* The bake does not depend on the worker count or the raster band size. */
+Test(bakegrid, workers_same_records)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, 0, 0, 150, 120, 0.0, 5.0, 30, 30, 50, 40);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 60, 0, 70, 120, 4.0, 2.0, 0, 0, 0, 0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z1, z4;
+    bake_grid0(&p, 1, &z1);
+    bake_grid0(&p, 4, &z4);
+    cr_assert_eq(z1.rec_count, z4.rec_count);
+    cr_assert_eq(memcmp(z1.recs, z4.recs, z1.rec_count * sizeof *z1.recs), 0);
+    cr_assert_eq(memcmp(z1.scc, z4.scc, z1.rec_count * sizeof *z1.scc), 0);
+    cr_assert_eq(memcmp(z1.clr2d, z4.clr2d, z1.rec_count * sizeof *z1.clr2d), 0);
+    /* raster bands of a few rows give the same zone as one band */
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 2, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 2, .band_cells = 3000};
+    nm_bake_grid_zone zb;
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &zb, &err), NM_OK, "%s", err.msg);
+    cr_assert_lt(3000 / zb.w * 4, zb.h, "several bands");
+    cr_assert_eq(zb.rec_count, z1.rec_count);
+    cr_assert_eq(memcmp(zb.recs, z1.recs, z1.rec_count * sizeof *z1.recs), 0);
+    cr_assert_eq(memcmp(zb.scc, z1.scc, z1.rec_count * sizeof *z1.scc), 0);
+    nm_bake_grid_zone_free(&zb);
+    nm_zone_clean_free(zc);
+    nm_bake_grid_zone_free(&z1);
+    nm_bake_grid_zone_free(&z4);
+    nm_pack_free(&p);
+    sb_free(&b);
+}

@@ -1,0 +1,112 @@
+/* test_navhost.c — the reference host on route files: the demo route expands into RUN waypoints
+ * with pass-through entries kept, and wrong routes stop with the failure codes of host.md
+ * (expansion_failed for wrong shapes, empty_route, zone_unresolved, navmesh_load_failed,
+ * unknown_target_tier, route_no_go). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin_testlib.h"
+
+/* Runs navhost on a route text; returns the exit status and the parsed output. */
+static int navhost(const char *route_text, const char *extra, cJSON **out)
+{
+    char path[] = "/tmp/nm_navhost_route_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, route_text, strlen(route_text)), (ssize_t)strlen(route_text));
+    close(fd);
+    char cmd[4096], *text = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' --pack '%s' --route '%s' %s 2>/dev/null", getenv("NM_NAVHOST"), pt_demo_pack(),
+             path, extra ? extra : "");
+    int rc = pt_run(cmd, &text);
+    unlink(path);
+    *out = cJSON_Parse(text);
+    cr_assert_not_null(*out, "navhost printed no JSON: %.300s", text);
+    free(text);
+    return rc;
+}
+
+static void expect_failure(const char *route, const char *extra, const char *code, const char *needle)
+{
+    cJSON *o = NULL;
+    int rc = navhost(route, extra, &o);
+    cr_assert_eq(rc, 1, "route %s: exit %d", route, rc);
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "ok")));
+    const char *c = cJSON_GetObjectItem(o, "code")->valuestring;
+    const char *m = cJSON_GetObjectItem(o, "message")->valuestring;
+    cr_assert_str_eq(c, code, "route %s: %s (%s)", route, c, m);
+    if (needle) cr_assert(strstr(m, needle), "route %s: message '%s' lacks '%s'", route, m, needle);
+    cJSON_Delete(o);
+}
+
+Test(navhost, route_files_of_wrong_shapes_are_refused)
+{
+    expect_failure("{\"a\": 1}", NULL, "expansion_failed", "array");
+    expect_failure("[1, 2", NULL, "expansion_failed", "JSON");
+    expect_failure("[[1]]", NULL, "expansion_failed", "entry 0");
+    expect_failure("[[1, 2], [\"x\", 2]]", NULL, "expansion_failed", "entry 1");
+    expect_failure("[[1, 2, 3]]", NULL, "expansion_failed", "action");
+    expect_failure("[[1, 2, \"RUN\", 1]]", NULL, "expansion_failed", "strict");
+    expect_failure("[[1, 2], {\"action\": \"NAVMESH\"}]", NULL, "expansion_failed", "target");
+    expect_failure("[[1, 2], {\"action\": \"NAVMESH\", \"target\": [1, 2], \"target_deck_y\": \"a\"}]", NULL,
+                   "expansion_failed", "target_deck_y");
+    expect_failure("[{\"action\": \"ZONE\"}]", NULL, "expansion_failed", "zone_id");
+    expect_failure("[7]", NULL, "expansion_failed", "entry 0");
+    expect_failure("[{\"target\": [1, 2]}]", NULL, "expansion_failed", "action");
+}
+
+Test(navhost, routes_that_cannot_expand_name_their_failure)
+{
+    expect_failure("[]", NULL, "empty_route", NULL);
+    expect_failure("[[130, 90], {\"action\": \"NAVMESH\", \"target\": [190, 75]}]", NULL, "zone_unresolved", NULL);
+    expect_failure("[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, {\"action\": \"NAVMESH\", \"target\": [190, 75]}]",
+                   NULL, "empty_route", "position");
+    expect_failure("[{\"action\": \"ZONE\", \"zone_id\": \"nowhere\"}]", NULL, "navmesh_load_failed", "nowhere");
+    expect_failure("[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [130, 90],"
+                   " {\"action\": \"NAVMESH\", \"target\": [10, 10], \"target_tier\": \"attic\"}]",
+                   NULL, "unknown_target_tier", "attic");
+    char extra[1200];
+    snprintf(extra, sizeof extra, "--nogo '%s/resources/routes/demo_nogo.json'", getenv("NM_SOURCE_ROOT"));
+    expect_failure("[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [250, 290],"
+                   " {\"action\": \"NAVMESH\", \"target\": [250, 305]}]",
+                   extra, "route_no_go", "no-go");
+}
+
+Test(navhost, legs_expand_into_run_waypoints_and_the_rest_passes_through)
+{
+    const char *route = "[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [130, 90],"
+                        " {\"action\": \"NAVMESH\", \"target\": [190, 75]},"
+                        " [190, 75, \"INTERACT\"], {\"action\": \"WAIT\", \"ms\": 5},"
+                        " {\"action\": \"NAVMESH\", \"target\": [19.5, 116], \"target_deck_y\": 4},"
+                        " {\"action\": \"NAVMESH\", \"target\": [19.5, 106]}]";
+    cJSON *o = NULL;
+    cr_assert_eq(navhost(route, NULL, &o), 0);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "ok")));
+    cJSON *r = cJSON_GetObjectItem(o, "route");
+    int n = cJSON_GetArraySize(r), runs = 0, strict_runs = 0, drops = 0, seen_interact = 0, seen_wait = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_GetArrayItem(r, i);
+        if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 3) seen_interact = 1;
+        if (!cJSON_IsObject(e)) continue;
+        const char *a = cJSON_GetObjectItem(e, "action")->valuestring;
+        if (!strcmp(a, "WAIT")) seen_wait = 1;
+        if (strcmp(a, "RUN")) continue;
+        runs++;
+        strict_runs += cJSON_IsTrue(cJSON_GetObjectItem(e, "strict"));
+        drops += cJSON_GetObjectItem(e, "drop_from") != NULL;
+        cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "x")));
+    }
+    cr_assert(seen_interact && seen_wait, "pass-through entries kept");
+    cr_assert_geq(runs, 3);
+    cr_assert_geq(strict_runs, 3, "each leg ends strict");
+    cr_assert_geq(drops, 1, "the ledge leg drops");
+    /* the last RUN of the last leg is the target */
+    cJSON *last = cJSON_GetArrayItem(r, n - 1);
+    cr_assert_eq(cJSON_GetObjectItem(last, "x")->valuedouble, 19.5);
+    cr_assert_eq(cJSON_GetObjectItem(last, "y")->valuedouble, 106);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "legs")), 3);
+    cJSON_Delete(o);
+}

@@ -1,0 +1,338 @@
+/* test_route_engine.c — planLocked end to end on a level baked by tools/navbake: the engine load
+ * (sidecar pairing, no-go table missing / unreadable), each check before the window in order with
+ * its message, no_go on an authored polygon, cancellation before the first tier, and a plain leg
+ * across an open floor through the tiers, searches and post-processing. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "route/route.h"
+
+static char g_dir[512];
+static nm_pack g_pack;
+static char g_pack_path[800];
+
+static const char *build_root(void)
+{
+    const char *b = getenv("NM_BUILD_ROOT");
+    return b ? b : ".";
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* a 40 x 30 m floor in 1 m squares at height 0; transform [1, 0, 1, 0]: u = x, v = -z, so the
+ * floor is u in [0, 40], v in [0, 30] px */
+static void bake(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/nm_route_engine_XXXXXX");
+    cr_assert_not_null(mkdtemp(g_dir));
+    char obj[600], zone[600], out[600], cmd[4096];
+    snprintf(obj, sizeof obj, "%s/floor.obj", g_dir);
+    snprintf(zone, sizeof zone, "%s/zone.json", g_dir);
+    snprintf(out, sizeof out, "%s/out", g_dir);
+    FILE *f = fopen(obj, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "g floor\n");
+    for (int z = 0; z <= 30; z++)
+        for (int x = 0; x <= 40; x++) fprintf(f, "v %d 0 %d\n", x, -z);
+    for (int z = 0; z < 30; z++)
+        for (int x = 0; x < 40; x++) {
+            int a = z * 41 + x + 1, b = a + 1, c = a + 41, d = c + 1;
+            fprintf(f, "f %d %d %d\nf %d %d %d\n", a, c, b, b, c, d);
+        }
+    /* a deck at 10 m over u in [30, 38], v in [2, 8] */
+    fprintf(f, "g deck\nv 30 10 -2\nv 38 10 -2\nv 30 10 -8\nv 38 10 -8\n");
+    int d0 = 41 * 31 + 1;
+    fprintf(f, "f %d %d %d\nf %d %d %d\n", d0, d0 + 2, d0 + 1, d0 + 1, d0 + 2, d0 + 3);
+    /* a platform at 5 m over u in [2, 8], v in [20, 28]: another region, a ledge down to the floor */
+    int p0 = d0 + 4;
+    fprintf(f, "g platform\nv 2 5 -20\nv 8 5 -20\nv 2 5 -28\nv 8 5 -28\n");
+    fprintf(f, "f %d %d %d\nf %d %d %d\n", p0, p0 + 2, p0 + 1, p0 + 1, p0 + 2, p0 + 3);
+    fclose(f);
+    write_file(zone, "{\"zones\": [{\"name\": \"t\", \"transform\": [1, 0, 1, 0],"
+                     " \"tiers\": [{\"name\": \"t_f2\", \"floor_y\": 40.0}]}]}");
+    snprintf(cmd, sizeof cmd, "'%s/tools/navbake/navbake' --obj '%s' --zone '%s' --out '%s' --quiet --walkable-as-is",
+             build_root(), obj, zone, out);
+    cr_assert_eq(system(cmd), 0, "bake failed: %s", cmd);
+    snprintf(g_pack_path, sizeof g_pack_path, "%s/base.nav.gz", out);
+    nm_pack_load_opts lo = {0};
+    nm_error err = {0};
+    cr_assert_eq(nm_pack_load(g_pack_path, &lo, &g_pack, &err), NM_OK, "%s", err.msg);
+}
+
+static void unbake(void)
+{
+    nm_pack_free(&g_pack);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) {
+    }
+}
+
+TestSuite(engine, .init = bake, .fini = unbake, .timeout = 240);
+
+Test(engine, sidecar_path_pairs_by_name)
+{
+    char *a = nm_fields_sidecar_path("/x/base.nav.gz"), *b = nm_fields_sidecar_path("base.nav"),
+         *c = nm_fields_sidecar_path("pack");
+    cr_expect_str_eq(a, "/x/base.fields.nav.gz");
+    cr_expect_str_eq(b, "base.fields.nav");
+    cr_expect_str_eq(c, "pack.fields");
+    nm_free(a);
+    nm_free(b);
+    nm_free(c);
+}
+
+Test(engine, missing_sidecar_makes_every_plan_fail_at_check_1)
+{
+    char other[700], cmd[3000];
+    snprintf(other, sizeof other, "%s/lone.nav.gz", g_dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", g_pack_path, other);
+    cr_assert_eq(system(cmd), 0);
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_expect_neq(nm_route_engine_open(&e, &g_pack, other, NULL, 1, &err), NM_OK);
+    cr_expect(strstr(err.msg, "lone.fields.nav.gz") != NULL, "%s", err.msg);
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK);
+    cr_expect_not(r.ok);
+    cr_expect_eq(r.check, 1);
+    cr_expect(strstr(r.error, "sidecar") != NULL, "%s", r.error);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&e);
+}
+
+Test(engine, nogo_table_missing_is_none_unreadable_disables)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    char path[700];
+    snprintf(path, sizeof path, "%s/none.json", g_dir);
+    cr_expect_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, path, 1, &err), NM_OK, "%s", err.msg);
+    nm_route_engine_close(&e);
+    write_file(path, "{\"version\": 1, \"zones\": {\"t\": [{\"poly\": [[0, 0]]}]}}");
+    cr_expect_neq(nm_route_engine_open(&e, &g_pack, g_pack_path, path, 1, &err), NM_OK);
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK);
+    cr_expect_eq(r.check, 1);
+    cr_expect(strstr(r.error, "no-go") != NULL, "%s", r.error);
+    nm_route_engine_close(&e);
+}
+
+static void plan_expect(nm_route_engine *e, nm_route_request q, int check, const char *needle)
+{
+    nm_route_result r;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_plan(e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_not(r.ok);
+    cr_expect_eq(r.check, check, "check %d (%s)", r.check, r.error);
+    cr_expect(strstr(r.error, needle) != NULL, "'%s' not in '%s'", needle, r.error);
+    nm_route_result_free(&r);
+}
+
+Test(engine, checks_run_in_order_with_their_messages)
+{
+    char nogo[700];
+    snprintf(nogo, sizeof nogo, "%s/nogo.json", g_dir);
+    /* a square around (30, 20) on the base map and one on the tier (floor 40: band 28..52) */
+    write_file(nogo, "{\"version\": 1, \"zones\": {\"t\": ["
+                     "{\"poly\": [[28,18],[32,18],[32,22],[28,22]], \"id\": \"pond\"},"
+                     "{\"poly\": [[8,8],[12,8],[12,12],[8,12]], \"id\": \"roof\", \"tier\": \"t_f2\"}]}}");
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, nogo, 1, &err), NM_OK, "%s", err.msg);
+    /* 2: unknown zone */
+    plan_expect(&e, nm_route_request_defaults("nope", 5, 5, 30, 20), 2, "no pre-baked grid");
+    /* 5 before 6: both ends off the mesh reports the start */
+    plan_expect(&e, nm_route_request_defaults("t", -50, 5, -50, 80), 5, "start");
+    plan_expect(&e, nm_route_request_defaults("t", 5, 5, 90, 20), 6, "goal");
+    /* 7: the goal in the pond; no_go set */
+    nm_route_result r;
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK);
+    cr_expect_eq(r.check, 7);
+    cr_expect(r.no_go);
+    cr_expect(strstr(r.error, "goal") && strstr(r.error, "pond"), "%s", r.error);
+    nm_route_result_free(&r);
+    /* the tier polygon is banded at 40 +- 12: the floor at 0 m is not inside it */
+    q = nm_route_request_defaults("t", 10, 10, 20, 10);
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK);
+    cr_expect_not(r.no_go, "%s", r.error);
+    cr_expect_neq(r.check, 7);
+    nm_route_result_free(&r);
+    /* 8: an end 10 px off the mesh snaps within 16 px but is > 8 px from every core cell */
+    plan_expect(&e, nm_route_request_defaults("t", 5, 5, 50, 10), 8, "do not reach the walkable layer");
+    nm_route_engine_close(&e);
+}
+
+static bool stop_now(void *ctx)
+{
+    (*(int *)ctx)++;
+    return true;
+}
+
+Test(engine, cancellation_is_polled_before_the_first_tier)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    int calls = 0;
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    q.should_stop = stop_now;
+    q.stop_ctx = &calls;
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK);
+    cr_expect_not(r.ok);
+    cr_expect_eq(calls, 1);
+    cr_expect(strstr(r.error, "cancelled") != NULL, "%s", r.error);
+    nm_route_engine_close(&e);
+}
+
+Test(engine, open_floor_leg_is_planned_in_the_first_tier)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_assert(r.ok, "check %d: %s | %s", r.check, r.error, r.tier_notes);
+    cr_expect_eq(r.tier, 0, "%s", r.tier_notes);
+    cr_expect_geq(r.npoints, 2);
+    cr_expect_float_eq(r.xy[0], 5.0, 0.5);
+    cr_expect_float_eq(r.xy[2 * (r.npoints - 1)], 30.0, 0.5);
+    double straight = hypot(25, 15);
+    cr_expect_geq(r.length, straight - 1e-6);
+    cr_expect_leq(r.length, straight * 1.2);
+    cr_expect_gt(r.window_cells, 0);
+    cr_expect_gt(r.peak_window_bytes, 0);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&e);
+}
+
+Test(engine, goal_deck_region_must_exist_in_the_seed_cell)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    /* the deck at 10 m is another region: its windows (clipped to the deck's rectangle) miss the
+       start's seed cell or, when they hold it, the cell has no span of the deck region; every
+       tier's build fails and the planner ends with the build error (失败的情形, 建窗失败) */
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 34, 5);
+    q.goal_deck_y = 10.0f;
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_not(r.ok);
+    cr_expect_eq(r.check, 0);
+    cr_expect(strstr(r.error, "window build failed") != NULL, "%s", r.error);
+    cr_expect(strstr(r.error, "step 4") != NULL || strstr(r.error, "step 10") != NULL, "%s", r.error);
+    nm_route_result_free(&r);
+    /* a deck declared where nothing is: check 10 */
+    q.goal_deck_y = 5.0f;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r.check, 10, "%d %s", r.check, r.error);
+    cr_expect(strstr(r.error, "no declared deck") != NULL, "%s", r.error);
+    nm_route_result_free(&r);
+    /* the floor under the deck as the declared goal deck: planned */
+    q.goal_deck_y = 0.0f;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect(r.ok, "%s | %s", r.error, r.tier_notes);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&e);
+}
+
+Test(engine, ledge_drop_changes_region_when_only_the_goal_is_out_of_reach)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    /* start on the platform (the highest layer there), goal on the floor 25 px away */
+    nm_route_request q = nm_route_request_defaults("t", 5, 24, 30, 24);
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_assert(r.ok, "%s | %s", r.error, r.tier_notes);
+    cr_expect(strstr(r.tier_notes, "ledge drop") != NULL, "%s", r.tier_notes);
+    cr_assert_neq(r.hop_index, UINT32_MAX);
+    cr_assert_lt(r.hop_index, r.npoints);
+    /* the landing lies just off the platform's edge (u = 8 or v = 20 / 28) and on the floor */
+    double lx = r.xy[2 * r.hop_index], ly = r.xy[2 * r.hop_index + 1];
+    cr_expect(lx > 7.5 || ly < 20.5 || ly > 27.5 || lx < 2.5, "landing (%f, %f)", lx, ly);
+    cr_expect_float_eq(r.hop_height, 0.0, 0.1);
+    cr_expect_float_eq(r.xy[2 * (r.npoints - 1)], 30.0, 0.5);
+    nm_route_result_free(&r);
+    /* with a goal deck declared no drop is tried */
+    q.goal_deck_y = 0.0f;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r.hop_index, UINT32_MAX);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&e);
+}
+
+Test(engine, navbench_prints_a_line_per_leg_and_a_summary)
+{
+    char legs[700], outp[700], cmd[4096];
+    snprintf(legs, sizeof legs, "%s/legs.txt", g_dir);
+    snprintf(outp, sizeof outp, "%s/bench.jsonl", g_dir);
+    write_file(legs, "# sx sy gx gy\n5 5 30 20\n5 5 90 20\n");
+    snprintf(cmd, sizeof cmd, "'%s/tools/navbench/navbench' --pack '%s' --zone t --legs '%s' > '%s'", build_root(),
+             g_pack_path, legs, outp);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    FILE *f = fopen(outp, "r");
+    cr_assert_not_null(f);
+    char line[8192];
+    int n = 0, ok = 0, summary = 0;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        if (strstr(line, "\"ok\":true")) ok++;
+        if (strstr(line, "\"summary\":true")) {
+            summary++;
+            cr_expect(strstr(line, "\"success_rate\":0.5000") != NULL, "%s", line);
+            cr_expect(strstr(line, "\"p90\":{") != NULL, "%s", line);
+        }
+    }
+    fclose(f);
+    cr_expect_eq(n, 3);
+    cr_expect_eq(ok, 1);
+    cr_expect_eq(summary, 1);
+    snprintf(cmd, sizeof cmd, "'%s/tools/navbench/navbench' --pack '%s' --zone t > /dev/null 2>&1", build_root(),
+             g_pack_path);
+    cr_expect_neq(system(cmd), 0, "legs or --random required");
+}
+
+Test(engine, regions_near_lists_every_region_within_8_px)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(nm_route_warm(&e, "t", &err), NM_OK, "%s", err.msg);
+    /* (5, 5): floor only; (5, 24): floor and platform; (34, 5): floor and deck;
+       (100, 100): nothing (empty = no answer) */
+    double pts[8] = {5, 5, 5, 24, 34, 5, 100, 100};
+    uint32_t start[5], *rids = NULL;
+    cr_assert_eq(nm_route_regions_near(&e, "t", pts, 4, start, &rids, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(start[1] - start[0], 1);
+    cr_expect_eq(start[2] - start[1], 2);
+    cr_expect_eq(start[3] - start[2], 2);
+    cr_expect_eq(start[4] - start[3], 0);
+    cr_expect_lt(rids[start[1]], rids[start[1] + 1], "sorted");
+    cr_expect_eq(rids[start[0]], rids[start[1]] == rids[start[0]] ? rids[start[0]] : rids[start[1] + 1],
+                 "the floor's region is in both sets");
+    nm_free(rids);
+    uint32_t s2[2];
+    cr_assert_eq(nm_route_regions_near(&e, "nope", pts, 1, s2, &rids, &err), NM_OK);
+    cr_expect_eq(s2[1], 0);
+    nm_free(rids);
+    nm_route_engine_close(&e);
+}

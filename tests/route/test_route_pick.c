@@ -1,0 +1,203 @@
+/* test_route_pick.c — the grid-reading checks of 前置检查与选类: pickStartRec / pickDeckRec with
+ * the article's figure (Dead cell skipped, key (1, 0.1), roof and cliff out of the band), the
+ * goal-deck region swap keeping the start seed, the fallback to the snapped start, the tie-break,
+ * and the whole-zone core distance (coreAnchorPx) and region bounding box on a written BGRD. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "route/route.h"
+
+/* a patch over global cells [100, 180) x [200, 280) */
+#define PX0 100
+#define PY0 200
+#define PW 80
+static nm_grid_rec recs[64];
+static nm_bgrd_out patch;
+
+static void put(int gx, int gy, uint32_t rid, float h, uint8_t flags)
+{
+    recs[patch.n++] = (nm_grid_rec){(gy - PY0) * PW + (gx - PX0), rid, h, 0, flags, 0};
+}
+
+static void setup(void)
+{
+    memset(&patch, 0, sizeof patch);
+    patch.recs = recs;
+    patch.gx0 = PX0;
+    patch.gy0 = PY0;
+    patch.gx1 = PX0 + PW;
+    patch.gy1 = PY0 + PW;
+}
+
+TestSuite(pick, .init = setup);
+
+Test(pick, start_rec_skips_dead_and_takes_the_nearest_walkable_in_band)
+{
+    const uint8_t WC = NM_GRID_WALK | NM_GRID_CORE;
+    /* the article's figure: start height 10; the start cell holds only a Dead span under a
+       wall; the right neighbour: ground 10.1 (key (1, 0.1)), roof 15 (5 off), under the cliff
+       2 (8 off) */
+    put(140, 240, 1, 10.0f, NM_GRID_DEAD | NM_GRID_CORE);
+    put(141, 240, 1, 2.0f, WC);
+    put(141, 240, 1, 10.1f, WC);
+    put(141, 240, 2, 15.0f, WC);
+    put(140, 241, 1, 10.5f, WC);  /* key (1, 0.5): loses to (1, 0.1) */
+    put(139, 239, 1, 10.0f, WC);  /* key (2, 0) */
+    nm_pick_rec r;
+    cr_assert(nm_pick_start_rec(&patch, 140, 240, 10.0, &r));
+    cr_expect_eq(r.gx, 141);
+    cr_expect_eq(r.gy, 240);
+    cr_expect_float_eq(r.h, 10.1f, 1e-6);
+    cr_expect_eq(r.rid, 1);
+}
+
+Test(pick, start_rec_excludes_ghost_and_fill_deck_rec_allows_ghost)
+{
+    put(140, 240, 3, 0.0f, NM_GRID_WALK | NM_GRID_GHOST);
+    put(141, 240, 4, 0.0f, NM_GRID_WALK | NM_GRID_FILL);
+    put(150, 240, 5, 0.0f, NM_GRID_WALK);
+    nm_pick_rec r;
+    cr_assert(nm_pick_start_rec(&patch, 140, 240, 0.0, &r));
+    cr_expect_eq(r.rid, 5);
+    cr_assert(nm_pick_deck_rec(&patch, 140, 240, 0.0, &r));
+    cr_expect_eq(r.rid, 3);
+}
+
+Test(pick, box_is_65_cells_and_bands_are_climb_and_deck)
+{
+    put(140 + 33, 240, 1, 0.0f, NM_GRID_WALK); /* outside the box */
+    nm_pick_rec r;
+    cr_expect_not(nm_pick_start_rec(&patch, 140, 240, 0.0, &r));
+    put(140 + 32, 240 - 32, 2, 3.0f, NM_GRID_WALK); /* corner of the box, 3 m off: in */
+    cr_assert(nm_pick_start_rec(&patch, 140, 240, 0.0, &r));
+    cr_expect_eq(r.rid, 2);
+    cr_expect_not(nm_pick_deck_rec(&patch, 140, 240, 0.0, &r), "3 m is outside kDeckBand");
+    cr_expect_not(nm_pick_start_rec(&patch, 140, 240, -0.01, &r), "3.01 m is outside kClimb");
+}
+
+Test(pick, equal_keys_keep_the_smaller_cell)
+{
+    put(141, 241, 7, 0.0f, NM_GRID_WALK); /* cell (41, 41) */
+    put(139, 239, 6, 0.0f, NM_GRID_WALK); /* cell (39, 39): smaller number, same key (2, 0) */
+    nm_pick_rec r;
+    cr_assert(nm_pick_start_rec(&patch, 140, 240, 0.0, &r));
+    cr_expect_eq(r.rid, 6);
+}
+
+Test(pick, region_falls_back_to_the_snapped_start)
+{
+    put(170, 240, 2, 0.0f, NM_GRID_WALK);
+    nm_region_pick p;
+    nm_error err = {0};
+    /* raw start at cell (120, 240): nothing within 32 cells; snapped start at cell (165, 240) */
+    cr_assert_eq(nm_pick_region(&patch, 120 * 0.25, 240 * 0.25, 165 * 0.25 + 0.1, 240 * 0.25 + 0.1, 0.0,
+                                NULL, 0, 0, false, 0, &p, &err),
+                 NM_OK, "%s", err.msg);
+    cr_expect_eq(p.region, 2);
+    cr_expect_eq(p.seed_gx, 170);
+    cr_expect_not(p.deck_region);
+    cr_expect_eq(nm_pick_region(&patch, 101 * 0.25, 201 * 0.25, 101 * 0.25, 201 * 0.25, 0.0, NULL, 0, 0,
+                                false, 0, &p, &err),
+                 NM_ERR_STATE);
+    cr_expect(strstr(err.msg, "no walkable cell near the start") != NULL, "%s", err.msg);
+}
+
+Test(pick, goal_deck_replaces_only_the_region)
+{
+    /* start on a roof (region 2 at 8 m), goal deck 0: the ground near the goal is region 1 */
+    put(120, 220, 2, 8.0f, NM_GRID_WALK);
+    nm_grid_rec grecs[4];
+    nm_bgrd_out gp;
+    memset(&gp, 0, sizeof gp);
+    gp.recs = grecs;
+    gp.gx0 = 150;
+    gp.gy0 = 250;
+    gp.gx1 = 170;
+    gp.gy1 = 270;
+    grecs[gp.n++] = (nm_grid_rec){5 * 20 + 5, 1, 1.5f, 0, NM_GRID_WALK, 0};
+    grecs[gp.n++] = (nm_grid_rec){5 * 20 + 5, 2, 8.0f, 0, NM_GRID_WALK, 0};
+    nm_region_pick p;
+    nm_error err = {0};
+    cr_assert_eq(nm_pick_region(&patch, 120 * 0.25, 220 * 0.25, 120 * 0.25, 220 * 0.25, 8.0, &gp,
+                                155 * 0.25, 255 * 0.25, true, 0.0, &p, &err),
+                 NM_OK, "%s", err.msg);
+    cr_expect_eq(p.region, 1);
+    cr_expect(p.deck_region);
+    cr_expect_eq(p.seed_gx, 120);
+    cr_expect_float_eq(p.seed_h, 8.0, 1e-6);
+    /* a deck at 4 m: nothing within 2 m */
+    cr_expect_eq(nm_pick_region(&patch, 120 * 0.25, 220 * 0.25, 120 * 0.25, 220 * 0.25, 8.0, &gp,
+                                155 * 0.25, 255 * 0.25, true, 4.0, &p, &err),
+                 NM_ERR_STATE);
+    cr_expect(strstr(err.msg, "no declared deck") != NULL, "%s", err.msg);
+}
+
+/* ---- whole-zone checks on a written BGRD ---- */
+static nm_buf bgrd_buf;
+static nm_bgrd grid;
+
+/* a 200 x 100 cell zone at origin (0, 0) px; Core cells at (20, 20) and (180, 90); region 3 spans
+   x in [50, 60], y in [10, 12] */
+static void write_zone(void)
+{
+    const int W = 200, H = 100;
+    static uint32_t cs[200 * 100 + 1];
+    static nm_grid_rec zr[64];
+    size_t n = 0;
+    memset(cs, 0, sizeof cs);
+    for (int c = 0; c < W * H; c++) {
+        int x = c % W, y = c / W;
+        cs[c] = (uint32_t)n;
+        if ((x == 20 && y == 20) || (x == 180 && y == 90))
+            zr[n++] = (nm_grid_rec){0, 1, 1.0f, 9, NM_GRID_CORE | NM_GRID_WALK, 0};
+        else if ((x == 50 || x == 60) && (y == 10 || y == 12))
+            zr[n++] = (nm_grid_rec){0, 3, 2.0f, 9, NM_GRID_WALK, 0};
+        else if (x == 100 && y == 50)
+            zr[n++] = (nm_grid_rec){0, 2, 0.0f, 0, NM_GRID_WALK, 0}; /* not core */
+    }
+    cs[W * H] = (uint32_t)n;
+    nm_grid_zone_src z = {"z", 0.0, 0.0, W, H, 3, cs, zr};
+    nm_bgrd_write_opts o = {64, 8, 1, 1};
+    nm_error err = {0};
+    memset(&bgrd_buf, 0, sizeof bgrd_buf);
+    cr_assert_eq(nm_bgrd_write(&z, 1, &o, &bgrd_buf, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_bgrd_parse(bgrd_buf.p, bgrd_buf.size, &grid, &err), NM_OK, "%s", err.msg);
+}
+
+static void free_zone(void)
+{
+    nm_bgrd_free(&grid);
+    nm_buf_free(&bgrd_buf);
+}
+
+Test(pick, core_distance_measures_both_ends_on_the_whole_zone, .init = write_zone, .fini = free_zone)
+{
+    double ds, dg;
+    nm_error err = {0};
+    /* start at cell (23, 24): core (20, 20) at 5 cells = 1.25 px; goal at cell (100, 50): no core
+       within the 64-cell box's tiles... the nearest is far: 16 when none is found */
+    cr_assert_eq(nm_core_anchor_px(&grid, 0, 23 * 0.25 + 0.1, 24 * 0.25 + 0.1, 180 * 0.25 + 0.1,
+                                   84 * 0.25 + 0.1, &ds, &dg, &err),
+                 NM_OK, "%s", err.msg);
+    cr_expect_float_eq(ds, 1.25, 1e-9);
+    cr_expect_float_eq(dg, 1.5, 1e-9);
+    cr_assert_eq(nm_core_anchor_px(&grid, 0, 100 * 0.25, 50 * 0.25, 100 * 0.25, 50 * 0.25, &ds, &dg, &err),
+                 NM_OK, "%s", err.msg);
+    /* (100, 50) to (20, 20) is 85 cells: found only if its tile meets the box; either way > 8 px */
+    cr_expect_gt(ds, NM_kSnapRadius);
+    cr_expect_gt(dg, NM_kSnapRadius);
+}
+
+Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_zone)
+{
+    nm_cell_rect r;
+    nm_error err = {0};
+    cr_assert_eq(nm_region_bbox(&grid, 0, 3, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r.x0, 50);
+    cr_expect_eq(r.x1, 60);
+    cr_expect_eq(r.y0, 10);
+    cr_expect_eq(r.y1, 12);
+    cr_assert_eq(nm_region_bbox(&grid, 0, 9, &r, &err), NM_OK);
+    cr_expect(nm_cell_rect_empty(&r));
+}

@@ -1,0 +1,827 @@
+/* test_search.c — the searches of 两段搜索 and 诊断 on hand-made windows: access-chain tie-breaks,
+ * link access chains, Lazy Theta* against cell A*, one-way drops, the baseline against a
+ * brute-force octile Dijkstra, the topology layer's wide road, multi-layer bridges and stairs,
+ * gap location, the small window's escalation exits and determinism. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "fixture.h"
+#include "route/route.h" /* limit1 / limit2 live in the planner */
+
+#define ROWS(...) ((const char *const[]){__VA_ARGS__})
+#define NROWS(...) ((int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
+#define BUILD(w, steps, ...)                                                                       \
+    cr_assert_eq(fx_build(&(w), ROWS(__VA_ARGS__), NROWS(__VA_ARGS__), steps), NM_OK)
+
+/* The span level refused the leg: it failed, or only the cell-level fallback (no vertical rule,
+ * article 格级回退) got through. */
+static bool span_level_refused(const nm_search_result *r)
+{
+    return r->status == NM_SEARCH_FAIL ||
+           (r->status == NM_SEARCH_OK && (r->warnings & NM_SEARCH_WARN_CELL));
+}
+
+static int route(const nm_window *w, const nm_search_request *q, nm_search_result *r)
+{
+    nm_error err = {0};
+    int rc = nm_search_route_window(w, q, r, &err);
+    cr_assert_eq(rc, NM_OK, "route: %s", err.msg);
+    return r->status;
+}
+
+/* ---- 端点接入: same cost, higher bottleneck wins ---------------------------------------------- */
+Test(search, access_chain_tie_prefers_higher_bottleneck)
+{
+    /* 41 x 5, walkable rows 1..3; chan0 only at (2,1) and (38,1); the start (20,3) is 18 columns
+     * and 2 rows from each: 2 diagonal + 16 orthogonal steps = 1882 either way. Every left path
+     * crosses column 10 where the clearance is 0.25; elsewhere it is 0.5: the right path wins. */
+    nm_window w;
+    const int nx = 41, ny = 5;
+    memset(&w, 0, sizeof w);
+    char row0[64], row1[64];
+    memset(row0, '#', (size_t)nx);
+    row0[nx] = 0;
+    memset(row1, '.', (size_t)nx);
+    row1[nx] = 0;
+    BUILD(w, false, row0, row1, row1, row1, row0);
+    uint8_t *walk = calloc((size_t)(nx * ny), 1), *target = calloc((size_t)(nx * ny), 1);
+    for (int c = 0; c < nx * ny; c++) {
+        walk[c] = w.core[c];
+        w.dist[c] = walk[c] ? 0.5F : 0.0F;
+        if (c % nx == 10 && walk[c])
+            w.dist[c] = 0.25F;
+    }
+    target[1 * nx + 2] = target[1 * nx + 38] = 1;
+    w.dist[1 * nx + 2] = w.dist[1 * nx + 38] = 2.0F;
+    uint32_t *cells, n;
+    int32_t cost;
+    nm_error err;
+    cr_assert_eq(nm_search_access(&w, walk, target, 3 * nx + 20, 0, &cells, &n, &cost, &err), 1);
+    cr_expect_eq(cost, 1882);
+    cr_expect_eq(cells[0], (uint32_t)(3 * nx + 20));
+    cr_expect_eq(cells[n - 1], (uint32_t)(1 * nx + 38), "took %u", cells[n - 1]);
+    free(cells);
+    /* flip the bump to the right: now the left path wins */
+    for (int j = 1; j <= 3; j++) {
+        w.dist[j * nx + 10] = 0.5F;
+        w.dist[j * nx + 30] = 0.25F;
+    }
+    cr_assert_eq(nm_search_access(&w, walk, target, 3 * nx + 20, 0, &cells, &n, &cost, &err), 1);
+    cr_expect_eq(cells[n - 1], (uint32_t)(1 * nx + 2));
+    free(cells);
+    /* bumps on both sides: cost and bottleneck tie, the smaller cell number comes first */
+    for (int j = 1; j <= 3; j++)
+        w.dist[j * nx + 10] = 0.25F;
+    cr_assert_eq(nm_search_access(&w, walk, target, 3 * nx + 20, 0, &cells, &n, &cost, &err), 1);
+    cr_expect_eq(cells[n - 1], (uint32_t)(1 * nx + 2));
+    free(cells);
+    /* linkChains cap: 64 cells (6400) is too short here? the target is 1882 away: reached */
+    cr_assert_eq(nm_search_access(&w, walk, target, 3 * nx + 20, 1000, &cells, &n, &cost, &err), 0);
+    free(walk);
+    free(target);
+    fx_free(&w);
+}
+
+/* ---- link access chains only for the links the baseline used ------------------------------------ */
+Test(search, link_access_only_for_links_the_baseline_used)
+{
+    /* Two rooms joined only by link J1 (0); J2 (1) joins two cells of the left room and is not
+     * worth taking. */
+    nm_window w;
+    BUILD(w, true, "############################################",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "#....................##....................#",
+          "############################################");
+    const int nx = w.win.nx;
+    w.links = calloc(2, sizeof *w.links);
+    w.nlinks = 2;
+    w.links[0] = (nm_window_link){(uint32_t)(9 * nx + 20),
+                                  (uint32_t)(9 * nx + 23),
+                                  fx_span(&w, 20, 9, 0),
+                                  fx_span(&w, 23, 9, 0),
+                                  3.0,
+                                  0};
+    w.links[1] = (nm_window_link){(uint32_t)(1 * nx + 1),
+                                  (uint32_t)(17 * nx + 1),
+                                  fx_span(&w, 1, 1, 0),
+                                  fx_span(&w, 1, 17, 0),
+                                  60.0,
+                                  1};
+    nm_search_request q = fx_req(3, 9, 40, 9, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_assert_eq(r.nlinks, 2u);
+    cr_expect_eq(r.link_open[0], 1, "J1 used by the baseline gets chains");
+    cr_expect_eq(r.link_open[1], 0, "J2 unused gets none");
+    int links = 0;
+    for (uint32_t k = 0; k < r.final.n; k++)
+        links += r.final.link[k];
+    cr_expect_eq(links, 1);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- Lazy Theta*: chords, rejected corner grazes, closed spans never relaxed ------------------- */
+static const char *const k_room[] = {
+    "########################################", "#......................................#",
+    "#......................................#", "#......................................#",
+    "#......................................#", "#......................................#",
+    "#......................................#", "#......................................#",
+    "#..................#####...............#", "#..................#####...............#",
+    "#..................#####...............#", "#..................#####...............#",
+    "#..................#####...............#", "#......................................#",
+    "#......................................#", "#......................................#",
+    "#......................................#", "#......................................#",
+    "#......................................#", "#......................................#",
+    "########################################",
+};
+
+Test(search, lazy_theta_is_taut_and_cheaper_than_cell_astar)
+{
+    nm_window w;
+    cr_assert_eq(fx_build(&w, k_room, 21, true), NM_OK);
+    fx_los *los = calloc(1, sizeof *los);
+    los->w = &w;
+    nm_search_request q = fx_req(3, 9, 36, 11, 0.0);
+    q.los = fx_los_fn;
+    q.los_ctx = los;
+    nm_search_result r, a;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    nm_search_request qa = q;
+    qa.los = NULL;
+    cr_assert_eq(route(&w, &qa, &a), NM_SEARCH_OK);
+    cr_expect_lt(r.geo_cost, a.geo_cost - 1e-6, "theta %f vs cell A* %f", r.geo_cost, a.geo_cost);
+    cr_expect_lt(r.chain.n, r.final.n, "the parent chain is made of chords");
+    cr_expect_eq(a.chain.n, a.final.n, "without sight every parent is a neighbour");
+    cr_expect_gt(los->fails, 0, "some chord grazing the block was rejected and reparented");
+    /* every chord of the chain was checked (and passed) when its end was popped: a closed span
+     * relaxed afterwards would carry an unchecked chord */
+    for (uint32_t k = 1; k < r.chain.n; k++) {
+        uint32_t a0 = w.spans.sp_cell[r.chain.span[k - 1]], b0 = w.spans.sp_cell[r.chain.span[k]];
+        int dx = abs((int)(a0 % 40) - (int)(b0 % 40)), dy = abs((int)(a0 / 40) - (int)(b0 / 40));
+        if (dx <= 1 && dy <= 1)
+            continue;
+        bool seen = false;
+        for (int i = 0; i < los->nok; i++)
+            seen = seen ||
+                   (los->ok_from[i] == r.chain.span[k - 1] && los->ok_to[i] == r.chain.span[k]);
+        cr_expect(seen, "chord %u -> %u never passed a sight check", r.chain.span[k - 1],
+                  r.chain.span[k]);
+    }
+    /* the route-mask inputs for 拉直: the final path lies in the final solve's mask, and the
+     * access cells start at the start anchor */
+    cr_assert_not_null(r.final_mask);
+    cr_assert_not_null(r.solidc);
+    for (uint32_t k = 0; k < r.chain.n; k++) /* chord interiors are judged by sight instead */
+        cr_expect(r.final_mask[w.spans.sp_cell[r.chain.span[k]]], "chain node %u outside", k);
+    cr_assert_gt(r.naccess, 0u);
+    cr_expect_eq(r.access[0], r.start_anchor);
+    /* the expanded path never enters the block */
+    for (uint32_t k = 0; k < r.final.n; k++)
+        cr_expect(w.core[r.final.cell[k]], "final path enters the obstacle at %u", r.final.cell[k]);
+    nm_search_result_free(&r);
+    nm_search_result_free(&a);
+    free(los);
+    fx_free(&w);
+}
+
+/* ---- drops are one-way and never chord -------------------------------------------------------- */
+Test(search, drops_are_one_way_and_never_chord)
+{
+    nm_window w;
+    BUILD(w, true, "########################################",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "#HHHHHHHHHHHHHHH.......................#",
+          "#HHHHHHHHHHHHHHH.......................#", "########################################");
+    fx_los *los = calloc(1, sizeof *los);
+    los->w = &w;
+    nm_search_request q = fx_req(3, 3, 35, 17, 5.0);
+    q.los = fx_los_fn;
+    q.los_ctx = los;
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    /* the drop: consecutive chain nodes from 5 m to 0 m are neighbouring cells */
+    int drops = 0;
+    for (uint32_t k = 1; k < r.chain.n; k++)
+        if (r.chain.h[k - 1] - r.chain.h[k] > NM_kClimb) {
+            drops++;
+            cr_expect_leq(fabs(r.chain.x[k] - r.chain.x[k - 1]), NM_kCS + 1e-9);
+            cr_expect_leq(fabs(r.chain.y[k] - r.chain.y[k - 1]), NM_kCS + 1e-9);
+        }
+    cr_expect_eq(drops, 1);
+    cr_expect_lt(r.chain.n, r.final.n, "chords on either side of the ledge");
+    nm_search_result_free(&r);
+    /* back up: no way */
+    nm_search_request b = fx_req(35, 17, 3, 3, 0.0);
+    route(&w, &b, &r);
+    cr_expect(span_level_refused(&r), "climbed the ledge at the span level");
+    nm_search_result_free(&r);
+    b.goal_deck_set = true; /* a declared deck forbids the cell-level fallback */
+    b.goal_deck = 5.0;
+    cr_expect_eq(route(&w, &b, &r), NM_SEARCH_FAIL);
+    cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_DECK_UNREACHABLE);
+    nm_search_result_free(&r);
+    free(los);
+    fx_free(&w);
+}
+
+/* ---- baseline = octile shortest path ---------------------------------------------------------- */
+static double brute_octile(const nm_window *w, int s, int g)
+{
+    const int nx = w->win.nx, ny = w->win.ny, n = nx * ny;
+    double *d = malloc((size_t)n * sizeof *d);
+    char *done = calloc((size_t)n, 1);
+    for (int c = 0; c < n; c++)
+        d[c] = INFINITY;
+    d[s] = 0;
+    for (;;) { /* O(n^2) Dijkstra: brute force on purpose */
+        int u = -1;
+        for (int c = 0; c < n; c++)
+            if (!done[c] && isfinite(d[c]) && (u < 0 || d[c] < d[u]))
+                u = c;
+        if (u < 0)
+            break;
+        done[u] = 1;
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int x = u % nx + dx, y = u / nx + dy;
+                if ((!dx && !dy) || x < 0 || y < 0 || x >= nx || y >= ny || !w->core[y * nx + x])
+                    continue;
+                if (dx && dy && (!w->core[(u / nx) * nx + x] || !w->core[y * nx + u % nx]))
+                    continue;
+                double len = (dx && dy) ? (double)1.41421356F : 1.0;
+                if (d[u] + len < d[y * nx + x])
+                    d[y * nx + x] = d[u] + len;
+            }
+    }
+    double r = d[g];
+    free(d);
+    free(done);
+    return r;
+}
+
+Test(search, baseline_equals_octile_shortest_path_on_random_grids)
+{
+    srand(12345);
+    int compared = 0, disconnected = 0;
+    for (int trial = 0; trial < 30; trial++) {
+        enum { NX = 24, NY = 18 };
+        static char buf[NY][NX + 1];
+        const char *rows[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                buf[j][i] = (i == 0 || j == 0 || i == NX - 1 || j == NY - 1 || rand() % 100 < 30)
+                                ? '#'
+                                : '.';
+            buf[j][NX] = 0;
+            rows[j] = buf[j];
+        }
+        buf[2][2] = buf[NY - 3][NX - 3] = '.';
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rows, NY, false), NM_OK);
+        double want = brute_octile(&w, 2 * NX + 2, (NY - 3) * NX + NX - 3);
+        nm_search_request q = fx_req(2, 2, NX - 3, NY - 3, 0.0);
+        nm_search_result r;
+        int st = route(&w, &q, &r);
+        if (isfinite(want)) {
+            cr_assert_eq(st, NM_SEARCH_OK, "trial %d: %s", trial, r.message);
+            cr_expect_float_eq(r.base_cost, want, 1e-5, "trial %d: %f vs %f", trial, r.base_cost,
+                               want);
+            double len =
+                0; /* the path itself: neighbours in the walkable area, summing to the cost */
+            for (uint32_t k = 1; k < r.base.n; k++) {
+                int ddx = abs((int)(r.base.cell[k] % NX) - (int)(r.base.cell[k - 1] % NX));
+                int ddy = abs((int)(r.base.cell[k] / NX) - (int)(r.base.cell[k - 1] / NX));
+                cr_assert(ddx <= 1 && ddy <= 1 && ddx + ddy > 0);
+                cr_assert(w.core[r.base.cell[k]]);
+                len += (ddx && ddy) ? (double)1.41421356F : 1.0;
+            }
+            cr_expect_float_eq(len, r.base_cost, 1e-5);
+            compared++;
+        } else {
+            cr_expect_eq(st, NM_SEARCH_FAIL, "trial %d", trial);
+            cr_expect(r.has_gap);
+            disconnected++;
+        }
+        nm_search_result_free(&r);
+        fx_free(&w);
+    }
+    cr_expect_gt(compared, 5);
+    cr_log_info("compared %d, disconnected %d", compared, disconnected);
+}
+
+/* ---- topology: the channel (clearance >= 1.75 or medial) leaves out a one-cell slit ------------ */
+Test(search, topology_channel_leaves_out_a_one_cell_slit)
+{
+    /* left and right halls joined by a 1-cell slit (clearance 0.25 px) straight across, or by a
+     * wide road (clearance >= 1.75 px) around the top, about 1.8x longer */
+    nm_window w;
+    BUILD(w, true, "##############################################",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#............................................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#................############................#",
+          "#.............................................",
+          "#................############................#",
+          "##############################################");
+    const int nx = w.win.nx;
+    nm_search_request q = fx_req(8, 26, 37, 26, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    int base_slit = 0, topo_slit = 0;
+    for (uint32_t k = 0; k < r.base.n; k++)
+        base_slit += (r.base.cell[k] / (uint32_t)nx == 26 && r.base.cell[k] % (uint32_t)nx == 25);
+    for (uint32_t k = 0; k < r.topo.n; k++)
+        topo_slit += (r.topo.cell[k] / (uint32_t)nx == 26 && r.topo.cell[k] % (uint32_t)nx == 25);
+    cr_expect_eq(base_slit, 1, "the baseline takes the slit");
+    cr_expect_eq(topo_slit, 0, "the topology layer takes the wide road");
+    cr_expect_eq(r.warnings & NM_SEARCH_WARN_TOPO_FULL, 0u);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- multi-layer: a bridge over a path -------------------------------------------------------- */
+static const char *const k_bridge[] = {
+    "###########b###########", "##########bbb##########", "##########bbb##########",
+    "##########bbb##########", "##########bbb##########", "..........BBB..........",
+    "..........BBB..........", "..........BBB..........", "##########bbb##########",
+    "##########bbb##########", "##########bbb##########", "##########bbb##########",
+    "###########b###########",
+};
+
+Test(search, bridge_over_path_keeps_each_layer)
+{
+    nm_window w;
+    cr_assert_eq(fx_build(&w, k_bridge, 13, true), NM_OK);
+    nm_search_request q = fx_req(0, 6, 22, 6, 0.0); /* along the path under the bridge */
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    for (uint32_t k = 0; k < r.final.n; k++)
+        cr_expect_lt(r.final.h[k], 1.0F, "path node %u at %f m", k, (double)r.final.h[k]);
+    nm_search_result_free(&r);
+    q = fx_req(11, 0, 11, 12, 10.0); /* along the bridge over the path */
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    for (uint32_t k = 0; k < r.final.n; k++)
+        cr_expect_gt(r.final.h[k], 9.0F, "bridge node %u at %f m", k, (double)r.final.h[k]);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- stairs with 1 m risers: down only -------------------------------------------------------- */
+static void stairs_case(bool steps)
+{
+    nm_window w;
+    BUILD(w, steps, "##################", "#0000111222333444#", "#0000111222333444#",
+          "#0000111222333444#", "##################");
+    nm_search_request down = fx_req(15, 2, 2, 2, 4.0), up = fx_req(2, 2, 15, 2, 0.0);
+    nm_search_result r;
+    cr_expect_eq(route(&w, &down, &r), NM_SEARCH_OK, "down: %s", r.message);
+    nm_search_result_free(&r);
+    route(&w, &up, &r);
+    cr_expect(span_level_refused(&r), "up must fail at the span level");
+    if (steps) { /* the step bits also stop the cell level */
+        cr_expect_eq(r.status, NM_SEARCH_FAIL);
+        cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_DISCONNECTED);
+        cr_expect(r.has_gap);
+    } else { /* 格级回退: no vertical rule there, so the cells connect, with a warning */
+        cr_expect_eq(r.status, NM_SEARCH_OK);
+        cr_expect(r.warnings & NM_SEARCH_WARN_CELL);
+        cr_expect_eq(r.base.span[0], UINT32_MAX, "cell-level path carries no spans");
+    }
+    nm_search_result_free(&r);
+    up.goal_deck_set = true; /* declared deck: no cell-level fallback */
+    up.goal_deck = 4.0;
+    cr_expect_eq(route(&w, &up, &r), NM_SEARCH_FAIL);
+    cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_DECK_UNREACHABLE, "%s", r.message);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+Test(search, stairs_with_1m_risers_pass_only_downward)
+{
+    stairs_case(true);  /* step bits from the window */
+    stairs_case(false); /* no step bits: RiseOk alone */
+}
+
+/* ---- gap location ----------------------------------------------------------------------------- */
+Test(search, gap_between_two_rooms_is_the_nearest_pair)
+{
+    nm_window w;
+    BUILD(w, true, "#####################", "#........###.......#", "#........###.......#",
+          "#........###.......#", "#........###.......#", "#####################");
+    nm_search_request q = fx_req(2, 2, 17, 3, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_FAIL);
+    cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_DISCONNECTED);
+    cr_assert(r.has_gap);
+    cr_expect_float_eq(r.gap_dist, 4 * NM_kCS, 1e-9, "gap %f px", r.gap_dist);
+    cr_expect_float_eq(r.gap_sx, 8.5 * NM_kCS, 1e-9);
+    cr_expect_float_eq(r.gap_gx, 12.5 * NM_kCS, 1e-9);
+    cr_expect_float_eq(r.gap_sy, 1.5 * NM_kCS, 1e-9, "ties go to the smaller cell");
+    nm_search_result_free(&r);
+    /* declared goal deck: 终点面不可达 */
+    q.goal_deck_set = true;
+    q.goal_deck = 0.0;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_FAIL);
+    cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_DECK_UNREACHABLE);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- small windows: escalation exits ---------------------------------------------------------- */
+Test(search, small_window_escalates_on_cost_bound_and_snap_distance)
+{
+    nm_window w;
+    cr_assert_eq(fx_build(&w, k_room, 21, true), NM_OK);
+    nm_search_request q = fx_req(3, 9, 36, 11, 0.0);
+    q.small = true;
+    q.limit1 = 1000;
+    q.limit2 = 20; /* the leg needs more than 33 cells */
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_ESCALATE);
+    cr_expect_eq(r.reason, NM_SEARCH_ESC_WALK_NO_PATH, "early give-up counts as no path: %d %s",
+                 r.reason, r.message);
+    nm_search_result_free(&r);
+    q.give_up = 1e9; /* no early give-up: the finished cost meets limit2 */
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_ESCALATE);
+    cr_expect_eq(r.reason, NM_SEARCH_ESC_COST_BOUND, "%d %s", r.reason, r.message);
+    nm_search_result_free(&r);
+    q.limit2 = 1e9; /* everything passes until the corridor band meets the outer ring (this
+                       40 x 21 window is all outer ring) */
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_ESCALATE);
+    cr_expect_eq(r.reason, NM_SEARCH_ESC_BAND_EDGE, "%d %s", r.reason, r.message);
+    cr_expect_gt(r.topo.n, 0u, "the topology path is kept for diagnostics");
+    nm_search_result_free(&r);
+    q = fx_req(21, 10, 36, 11, 0.0); /* start inside the block (x 19..23, y 8..12) */
+    q.small = true;
+    q.limit1 = 1.5;
+    q.limit2 = 1e9;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_ESCALATE);
+    cr_expect_eq(r.reason, NM_SEARCH_ESC_SNAP_FAR);
+    nm_search_result_free(&r);
+    q.small = false; /* this window is all outer ring: only a large one gets through */
+    cr_expect_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    /* (18, 10) and (21, 7) are both 3 cells away: nearestCell takes the row-major first */
+    cr_expect_float_eq(r.snap_start, 3 * NM_kCS, 1e-9, "snap %f", r.snap_start);
+    cr_expect_eq(r.start_anchor, 7u * 40u + 21u);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+Test(search, limit2_is_the_trust_border_ellipse_floor)
+{
+    /* s = g = (100, 100) in a 200 x 200 window: R = [63, 136]^2, nearest border (x = 136) 36 away */
+    cr_expect_float_eq(nm_route_limit2(200, 200, 100, 100, 100, 100), 2 * 36.0 - 1, 1e-6);
+    cr_expect_float_eq(nm_route_limit1(200, 200, 100, 100, 150, 100), 49.0 - 64.0, 1e-9);
+}
+
+/* ---- determinism ------------------------------------------------------------------------------ */
+Test(search, same_request_gives_identical_results)
+{
+    nm_window w;
+    cr_assert_eq(fx_build(&w, k_room, 21, true), NM_OK);
+    fx_los *l1 = calloc(1, sizeof *l1), *l2 = calloc(1, sizeof *l2);
+    l1->w = l2->w = &w;
+    nm_search_request q = fx_req(2, 2, 37, 18, 0.0);
+    q.los = fx_los_fn;
+    q.los_ctx = l1;
+    nm_search_result a, b;
+    cr_assert_eq(route(&w, &q, &a), NM_SEARCH_OK);
+    q.los_ctx = l2;
+    cr_assert_eq(route(&w, &q, &b), NM_SEARCH_OK);
+    cr_assert_eq(a.final.n, b.final.n);
+    cr_expect_eq(memcmp(a.final.cell, b.final.cell, a.final.n * sizeof *a.final.cell), 0);
+    cr_expect_eq(memcmp(a.final.span, b.final.span, a.final.n * sizeof *a.final.span), 0);
+    cr_assert_eq(a.chain.n, b.chain.n);
+    cr_expect_eq(memcmp(a.chain.x, b.chain.x, a.chain.n * sizeof *a.chain.x), 0);
+    cr_expect_eq(a.geo_cost, b.geo_cost);
+    cr_expect_eq(l1->calls, l2->calls);
+    free(l1);
+    free(l2);
+    nm_search_result_free(&a);
+    nm_search_result_free(&b);
+    fx_free(&w);
+}
+
+/* ---- out of memory: a status, never a crash ----------------------------------------------------- */
+Test(search, every_allocation_failure_returns_nomem)
+{
+    nm_window w;
+    cr_assert_eq(fx_build(&w, k_room, 21, true), NM_OK);
+    fx_los *los = calloc(1, sizeof *los);
+    los->w = &w;
+    nm_search_request q = fx_req(2, 2, 37, 18, 0.0);
+    q.los = fx_los_fn;
+    q.los_ctx = los;
+    int failures = 0;
+    for (size_t n = 1; n < 10000; n++) {
+        nm_search_result r;
+        nm_error err = {0};
+        nm_alloc_fail_after(n);
+        int rc = nm_search_route_window(&w, &q, &r, &err);
+        nm_alloc_fail_after(0);
+        if (rc == NM_OK) {
+            cr_expect_eq(r.status, NM_SEARCH_OK);
+            nm_search_result_free(&r);
+            break;
+        }
+        cr_assert_eq(rc, NM_ERR_NOMEM, "allocation %zu: %d %s", n, rc, err.msg);
+        cr_expect_neq(err.msg[0], 0);
+        failures++;
+    }
+    cr_expect_gt(failures, 10);
+    free(los);
+    fx_free(&w);
+}
+
+/* ---- topology price: a narrow passage inside the channel against a wide road ------------------- */
+/* Halls x 1..40 and 81..120 below a 33-row road (rows 1..33); a block x 41..80, rows 34..33+B,
+ * with a 5-row passage (clearance 0.75 px: medial, price 4) through its bottom. Start and goal sit
+ * in the halls at the passage rows. Returns how many topology cells lie in the passage, and the
+ * baseline's count in *base_in. */
+static int passage_cells(int B, int *base_in, double *road_len, double *narrow_len)
+{
+    const int nx = 122, ny = 35 + B;
+    char **buf = calloc((size_t)ny, sizeof *buf);
+    const char **rows = calloc((size_t)ny, sizeof *rows);
+    const int p0 = 33 + B - 5, p1 = 33 + B - 1; /* passage rows */
+    for (int j = 0; j < ny; j++) {
+        buf[j] = malloc((size_t)nx + 1);
+        for (int i = 0; i < nx; i++) {
+            bool wall = i == 0 || j == 0 || i == nx - 1 || j == ny - 1;
+            if (j >= 34 && i >= 41 && i <= 80 && !(j >= p0 && j <= p1))
+                wall = true;
+            if (j > p1 && j < ny - 1 && i >= 41 && i <= 80)
+                wall = true;
+            buf[j][i] = wall ? '#' : '.';
+        }
+        buf[j][nx] = 0;
+        rows[j] = buf[j];
+    }
+    nm_window w;
+    cr_assert_eq(fx_build(&w, rows, ny, true), NM_OK);
+    nm_search_request q = fx_req(20, p0 + 2, 100, p0 + 2, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_expect_eq(r.warnings & (NM_SEARCH_WARN_TOPO_FULL | NM_SEARCH_WARN_TOPO_BASE), 0u,
+                 "the topology layer solved in its channel");
+    int in = 0;
+    for (uint32_t k = 0; k < r.topo.n; k++) {
+        int i = (int)(r.topo.cell[k] % (uint32_t)nx), j = (int)(r.topo.cell[k] / (uint32_t)nx);
+        in += i >= 41 && i <= 80 && j >= p0 && j <= p1;
+    }
+    *base_in = 0;
+    for (uint32_t k = 0; k < r.base.n; k++) {
+        int i = (int)(r.base.cell[k] % (uint32_t)nx), j = (int)(r.base.cell[k] / (uint32_t)nx);
+        *base_in += i >= 41 && i <= 80 && j >= p0 && j <= p1;
+    }
+    *narrow_len = r.base_cost;
+    *road_len = 2.0 * (B - 5 + 17) + 80.0; /* up to the road's middle and back, and across */
+    nm_search_result_free(&r);
+    fx_free(&w);
+    for (int j = 0; j < ny; j++)
+        free(buf[j]);
+    free(buf);
+    free(rows);
+    return in;
+}
+
+Test(search, topology_prefers_wide_road_less_than_4x_longer)
+{
+    int base_in;
+    double road, narrow;
+    /* road about 2x the narrow route: the topology layer pays the length to stay wide */
+    int in = passage_cells(12, &base_in, &road, &narrow);
+    cr_expect_gt(base_in, 30, "the baseline takes the passage");
+    cr_expect_lt(road, 4 * narrow);
+    cr_expect_eq(in, 0, "topology entered the passage (%d cells)", in);
+    /* road far more than 4x longer: the passage's price cannot outweigh it */
+    in = passage_cells(260, &base_in, &road, &narrow);
+    cr_expect_gt(road, 4 * narrow);
+    cr_expect_gt(in, 30, "topology should take the passage now (%d cells)", in);
+}
+
+/* ---- Lazy Theta* on random rooms: every chord of the chain passed its sight check --------------- */
+Test(search, lazy_theta_chords_are_all_checked_on_random_rooms)
+{
+    srand(777);
+    int chords = 0;
+    for (int trial = 0; trial < 25; trial++) {
+        enum { NX = 70, NY = 50 };
+        static char buf[NY][NX + 1];
+        const char *rows[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                buf[j][i] = (i == 0 || j == 0 || i == NX - 1 || j == NY - 1) ? '#' : '.';
+            buf[j][NX] = 0;
+            rows[j] = buf[j];
+        }
+        for (int b = 0; b < 7; b++) { /* random blocks */
+            int x0 = 6 + rand() % (NX - 20), y0 = 6 + rand() % (NY - 16);
+            int bw = 2 + rand() % 12, bh = 2 + rand() % 9;
+            for (int j = y0; j < y0 + bh && j < NY - 4; j++)
+                for (int i = x0; i < x0 + bw && i < NX - 4; i++)
+                    buf[j][i] = '#';
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rows, NY, true), NM_OK);
+        fx_los *los = calloc(1, sizeof *los);
+        los->w = &w;
+        nm_search_request q = fx_req(2, 2 + rand() % (NY - 4), NX - 3, 2 + rand() % (NY - 4), 0.0);
+        q.los = fx_los_fn;
+        q.los_ctx = los;
+        nm_search_result r;
+        if (route(&w, &q, &r) == NM_SEARCH_OK && r.chain.n) {
+            for (uint32_t k = 1; k < r.chain.n; k++) {
+                uint32_t a = w.spans.sp_cell[r.chain.span[k - 1]],
+                         c = w.spans.sp_cell[r.chain.span[k]];
+                int dx = abs((int)(a % NX) - (int)(c % NX)),
+                    dy = abs((int)(a / NX) - (int)(c / NX));
+                if (dx <= 1 && dy <= 1)
+                    continue;
+                chords++;
+                bool seen = false;
+                for (int i = 0; i < los->nok && !seen; i++)
+                    seen =
+                        los->ok_from[i] == r.chain.span[k - 1] && los->ok_to[i] == r.chain.span[k];
+                cr_expect(seen, "trial %d: unchecked chord %u -> %u", trial, r.chain.span[k - 1],
+                          r.chain.span[k]);
+            }
+            for (uint32_t k = 0; k < r.final.n; k++)
+                cr_expect(w.core[r.final.cell[k]], "trial %d: path enters a block", trial);
+        }
+        nm_search_result_free(&r);
+        free(los);
+        fx_free(&w);
+    }
+    cr_expect_gt(chords, 20);
+}
+
+/* ---- 收尾检查: goal cut off, links without landing ------------------------------------------------ */
+Test(search, goal_on_walk_outside_the_reach_set_is_cut_off)
+{
+    nm_window w;
+    BUILD(w, true, "##########################", "#..........#.............#",
+          "#..........#.............#", "#..........#.............#", "#..........#.............#",
+          "#..........#.............#", "##########################");
+    for (uint32_t k = 0; k < w.spans.nspans; k++) /* the right room: another component */
+        if (w.spans.sp_cell[k] % 26 > 11)
+            w.sp_bits[k] &= (uint8_t)~NM_SP_REACH;
+    w.links_without_landing = 2;
+    nm_search_request q = fx_req(2, 3, 15, 3, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_expect(r.goal_cut_off, "the goal stands on walk outside the reach set");
+    cr_expect_eq(r.goal_anchor, 3u * 26u + 10u, "snapped across the wall");
+    cr_expect_float_eq(r.snap_goal, 5 * NM_kCS, 1e-9);
+    cr_expect(r.warnings & NM_SEARCH_WARN_NO_LANDING);
+    cr_expect_eq(r.links_without_landing, 2u);
+    nm_search_result_free(&r);
+    q = fx_req(2, 3, 11, 3, 0.0); /* goal inside the wall: an author's offset, not cut off */
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_expect(!r.goal_cut_off);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- link access chains for every link when the channel stays unlinked ------------------------- */
+Test(search, all_links_get_access_chains_when_the_channel_is_unlinked)
+{
+    enum { NX = 44, NY = 40 };
+    static char buf[NY][NX + 1];
+    const char *rows[NY];
+    for (int j = 0; j < NY; j++) {
+        for (int i = 0; i < NX; i++) {
+            bool hall = j >= 1 && j <= 19 && ((i >= 1 && i <= 20) || (i >= 23 && i <= 42));
+            bool corridor = (j == 38 && i >= 1 && i <= 42) || (i == 42 && j >= 20 && j <= 38);
+            buf[j][i] = hall || corridor ? '.' : '#';
+        }
+        buf[j][NX] = 0;
+        rows[j] = buf[j];
+    }
+    nm_window w;
+    cr_assert_eq(fx_build(&w, rows, NY, true), NM_OK);
+    /* J1: cheap, into the far end of a 1-cell corridor more than 64 cells from the right hall's
+     * open channel; J2: dear, between two hall edges */
+    w.links = calloc(2, sizeof *w.links);
+    w.nlinks = 2;
+    w.links[0] = (nm_window_link){10 * NX + 20,          38 * NX + 1, fx_span(&w, 20, 10, 0),
+                                  fx_span(&w, 1, 38, 0), 3.0,         0};
+    w.links[1] = (nm_window_link){
+        9 * NX + 1, 9 * NX + 42, fx_span(&w, 1, 9, 0), fx_span(&w, 42, 9, 0), 300.0, 1};
+    nm_search_request q = fx_req(10, 10, 32, 10, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    bool base_j1 = false, topo_j2 = false;
+    for (uint32_t k = 1; k < r.base.n; k++)
+        base_j1 = base_j1 || (r.base.link[k] && r.base.cell[k] == 38u * NX + 1);
+    for (uint32_t k = 1; k < r.topo.n; k++)
+        topo_j2 = topo_j2 || (r.topo.link[k] && r.topo.cell[k] == 9u * NX + 42);
+    cr_expect(base_j1, "the baseline takes J1");
+    cr_expect(r.warnings & NM_SEARCH_WARN_ALL_LINKS, "warnings %x", r.warnings);
+    cr_expect_eq(r.link_open[1], 1);
+    cr_expect(topo_j2, "the topology layer crosses over J2");
+    nm_search_result_free(&r);
+    fx_free(&w);
+}
+
+/* ---- 收尾检查: forbidden steps the final path crosses ------------------------------------------- */
+static void ban_line(nm_window *w, int x, int y0, int y1)
+{
+    const int nx = w->win.nx;
+    for (int y = y0; y <= y1; y++) { /* every step between columns x and x+1, both ways */
+        w->stepbits[y * nx + x] |= 0x3 | 0x30 | 0xC0; /* (1,0), (1,1), (1,-1) */
+        w->stepbits[(y - 1) * nx + x] |= 0x30;        /* (1,1) from the row above */
+        w->stepbits[(y + 1) * nx + x] |= 0xC0;        /* (1,-1) from the row below */
+    }
+}
+
+/* Steps of a path between columns 10 and 11 that touch a fence row (1..14). */
+static uint32_t fence_crossings(const nm_search_path *p)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 1; k < p->n; k++) {
+        uint32_t a = p->cell[k - 1], b = p->cell[k];
+        bool across = (a % 40 == 10 && b % 40 == 11) || (a % 40 == 11 && b % 40 == 10);
+        n += across && (a / 40 <= 14 || b / 40 <= 14);
+    }
+    return n;
+}
+
+Test(search, facade_steps_crossed_by_the_final_path_are_counted)
+{
+    static char buf[41][41];
+    const char *rows[41];
+    for (int j = 0; j < 41; j++) { /* an open room, no blocks */
+        for (int i = 0; i < 40; i++)
+            buf[j][i] = (i == 0 || j == 0 || i == 39 || j == 40) ? '#' : '.';
+        buf[j][40] = 0;
+        rows[j] = buf[j];
+    }
+    nm_window w;
+    cr_assert_eq(fx_build(&w, rows, 41, false), NM_OK);
+    ban_line(&w, 10, 1, 14); /* a fence (step bits only) with a gap at rows 15..39 */
+    nm_search_request q = fx_req(8, 9, 13, 9, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_expect_eq(fence_crossings(&r.base), 0u, "the baseline goes round through the gap");
+    cr_expect_eq(r.facade_steps, 0u, "cell steps respect the step bits");
+    cr_expect_eq(r.warnings & NM_SEARCH_WARN_FACADE, 0u);
+    nm_search_result_free(&r);
+    /* sight that ignores step bits lets a chord cut the fence: counted and warned */
+    fx_los *los = calloc(1, sizeof *los);
+    los->w = &w;
+    q.los = fx_los_fn;
+    q.los_ctx = los;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    uint32_t crossed = fence_crossings(&r.final);
+    cr_expect_gt(crossed, 0u, "a chord should cut the fence with this sight");
+    cr_expect_eq(r.facade_steps, crossed);
+    cr_expect(r.warnings & NM_SEARCH_WARN_FACADE);
+    nm_search_result_free(&r);
+    free(los);
+    fx_free(&w);
+}

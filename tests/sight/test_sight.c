@@ -1,0 +1,488 @@
+/* test_sight.c — behaviour of the visibility check (design article 视线): the digital line and
+ * its direction asymmetry, contour tracing at diagonal junctions and holes, the intersection
+ * interval rules, the bucket index against a full scan (with epoch wrap-around), directed step
+ * edges, the LayerOracle under a bridge deck, empty-column allowances and the drop mode, the
+ * views and the route mask. */
+#include "sight_fixture.h"
+
+/* ---- 取格 ---- */
+Test(sight, digital_line_from_0_0_to_2_1_differs_by_direction)
+{
+    nm_sight_line l;
+    int64_t x, y;
+    nm_sight_line_init(&l, 0, 0, 2, 1);
+    cr_assert_eq(l.n, 2);
+    nm_sight_line_cell(&l, 1, &x, &y);
+    cr_assert(x == 1 && y == 0, "forward rint(0.5) = 0 gives (1,0), got (%lld,%lld)",
+              (long long)x, (long long)y);
+    nm_sight_line_init(&l, 2, 1, 0, 0);
+    nm_sight_line_cell(&l, 1, &x, &y);
+    cr_assert(x == 1 && y == 1, "reverse rint(-0.5) = -0 gives (1,1), got (%lld,%lld)",
+              (long long)x, (long long)y);
+}
+
+Test(sight, digital_line_0_0_to_7_4_takes_8_cells_one_per_column_as_8_neighbours)
+{
+    nm_sight_line l;
+    nm_sight_line_init(&l, 0, 0, 7, 4);
+    cr_assert_eq(l.n, 7);
+    const int expect[8][2] = {{0, 0}, {1, 1}, {2, 1}, {3, 2}, {4, 2}, {5, 3}, {6, 3}, {7, 4}};
+    for (int k = 0; k <= 7; ++k) {
+        int64_t x, y;
+        nm_sight_line_cell(&l, k, &x, &y);
+        cr_assert(x == expect[k][0] && y == expect[k][1], "cell %d = (%lld,%lld)", k,
+                  (long long)x, (long long)y);
+    }
+    /* the corner-grazed cells (3,1) and (4,3) of the supercover are not on the line */
+}
+
+Test(sight, seg_min_clr_ignores_cells_outside_the_window)
+{
+    nm_window w;
+    float fl[4 * 4];
+    for (int c = 0; c < 16; ++c)
+        fl[c] = 0;
+    fx_window(&w, 4, 4, 0, 0, fl, NULL, 0);
+    for (int c = 0; c < 16; ++c)
+        w.dist[c] = (float)(c + 1);
+    /* row 1 from cell (0,1) to (3,1), then past the window's right edge */
+    double m = nm_sight_seg_min_clr(w.dist, &w.win, fx_cx(&w, 1), fx_cy(&w, 1), 3.0, fx_cy(&w, 1));
+    cr_assert_float_eq(m, 6.0, 1e-9);
+    m = nm_sight_seg_min_clr(w.dist, &w.win, 5.0, 5.0, 6.0, 6.0);
+    cr_assert(isinf(m));
+    fx_free(&w);
+}
+
+/* ---- 轮廓追踪 ---- */
+static void check_edges_keep_mask_left(int nx, int ny, const uint8_t *m, const uint32_t *cor,
+                                       const uint32_t *ls, uint32_t nl)
+{
+    uint32_t W = (uint32_t)nx + 1;
+    for (uint32_t k = 0; k < nl; ++k)
+        for (uint32_t e = ls[k]; e < ls[k + 1]; ++e) {
+            uint32_t a = cor[e], b = cor[e + 1 < ls[k + 1] ? e + 1 : ls[k]];
+            int ax = (int)(a % W), ay = (int)(a / W), bx = (int)(b % W), by = (int)(b / W);
+            int dx = bx - ax, dy = by - ay;
+            cr_assert_eq(abs(dx) + abs(dy), 1, "edge of unit length");
+            /* the cell on the left of (dx, dy) in y-up reading, and the one on the right */
+            int lx = dx == 1 ? ax : dx == -1 ? ax - 1 : (dy == 1 ? ax - 1 : ax);
+            int ly = dy == 1 ? ay : dy == -1 ? ay - 1 : (dx == 1 ? ay : ay - 1);
+            int rx = dx == 1 ? ax : dx == -1 ? ax - 1 : (dy == 1 ? ax : ax - 1);
+            int ry = dy == 1 ? ay : dy == -1 ? ay - 1 : (dx == 1 ? ay - 1 : ay);
+            bool lin = lx >= 0 && ly >= 0 && lx < nx && ly < ny && m[ly * nx + lx];
+            bool rin = rx >= 0 && ry >= 0 && rx < nx && ry < ny && m[ry * nx + rx];
+            cr_assert(lin && !rin, "edge (%d,%d)->(%d,%d): mask on the left only", ax, ay, bx, by);
+        }
+}
+
+Test(sight, contour_of_two_diagonal_cells_turns_right_into_one_figure_eight_loop)
+{
+    /* cells (2,1) and (3,2) touch only at corner (3,2) */
+    enum { NX = 6, NY = 5 };
+    uint8_t m[NX * NY] = {0};
+    m[1 * NX + 2] = 1;
+    m[2 * NX + 3] = 1;
+    uint32_t *cor, *ls, nl;
+    nm_error err = {0};
+    cr_assert_eq(nm_sight_trace_contours(NX, NY, m, &cor, &ls, &nl, &err), NM_OK);
+    cr_assert_eq(nl, 1, "right turn joins both cells into one loop, got %u loops", nl);
+    cr_assert_eq(ls[1], 8);
+    uint32_t junction = 2 * (NX + 1) + 3, seen = 0;
+    for (uint32_t e = 0; e < 8; ++e)
+        seen += cor[e] == junction;
+    cr_assert_eq(seen, 2, "the junction corner is visited twice");
+    check_edges_keep_mask_left(NX, NY, m, cor, ls, nl);
+    nm_free(cor);
+    nm_free(ls);
+}
+
+Test(sight, contour_of_a_ring_gives_outer_and_hole_loops_with_every_corner)
+{
+    enum { NX = 5, NY = 5 };
+    uint8_t m[NX * NY] = {0};
+    for (int j = 1; j <= 3; ++j)
+        for (int i = 1; i <= 3; ++i)
+            m[j * NX + i] = !(i == 2 && j == 2);
+    uint32_t *cor, *ls, nl;
+    cr_assert_eq(nm_sight_trace_contours(NX, NY, m, &cor, &ls, &nl, NULL), NM_OK);
+    cr_assert_eq(nl, 2);
+    uint32_t a = ls[1] - ls[0], b = ls[2] - ls[1];
+    cr_assert((a == 12 && b == 4) || (a == 4 && b == 12), "loops of %u and %u corners", a, b);
+    check_edges_keep_mask_left(NX, NY, m, cor, ls, nl);
+    nm_free(cor);
+    nm_free(ls);
+}
+
+Test(sight, contour_edges_at_the_window_edge_are_blockers)
+{
+    nm_window w;
+    float fl[3 * 2] = {0, 0, 0, 0, 0, 0};
+    fx_window(&w, 3, 2, 10.0, 20.0, fl, NULL, 0);
+    nm_sight_blockers b;
+    cr_assert_eq(nm_sight_blockers_build(&b, &w, NULL), NM_OK);
+    cr_assert_eq(b.nsegs, 10, "perimeter of a 3x2 block: 10 cell edges");
+    for (uint32_t k = 0; k < b.nsegs; ++k)
+        cr_assert_float_eq(hypot(b.segs[k].bx - b.segs[k].ax, b.segs[k].by - b.segs[k].ay), 0.25,
+                           1e-12);
+    /* leaving the block through its edge is blocked; staying inside is not */
+    cr_assert(nm_sight_blocked(&b, 10.3, 20.2, 11.0, 20.2));
+    cr_assert(!nm_sight_blocked(&b, 10.1, 20.1, 10.6, 20.4));
+    nm_sight_blockers_free(&b);
+    fx_free(&w);
+}
+
+/* ---- 求交 ---- */
+Test(sight, a_45_degree_chord_through_a_shared_endpoint_hits_both_segments)
+{
+    nm_window_seg left = {0, 1, 1, 1, 0};  /* ends at the shared corner: w = 1 */
+    nm_window_seg right = {1, 1, 1, 2, 0}; /* starts there: w = 0 */
+    cr_assert(nm_sight_seg_hits(0, 2, 2, 0, &left));
+    cr_assert(nm_sight_seg_hits(0, 2, 2, 0, &right));
+}
+
+Test(sight, a_chord_ending_on_a_segment_does_not_hit_it)
+{
+    nm_window_seg s = {1, 0, 1, 2, 0};
+    cr_assert(!nm_sight_seg_hits(0, 1, 1, 1, &s), "t = 1 is outside the open chord interval");
+    cr_assert(!nm_sight_seg_hits(1, 1, 3, 1, &s), "t = 0 likewise");
+    cr_assert(nm_sight_seg_hits(0, 1, 1.001, 1, &s));
+}
+
+Test(sight, collinear_and_parallel_chords_never_hit)
+{
+    nm_window_seg s = {0, 0, 2, 0, 0};
+    cr_assert(!nm_sight_seg_hits(1, 0, 3, 0, &s));
+    cr_assert(!nm_sight_seg_hits(-1, 0, 3, 0, &s));
+    cr_assert(!nm_sight_seg_hits(0, 1e-9, 2, 1e-9, &s));
+    cr_assert(!nm_sight_seg_hits(2.1, -1, 2.1, 1, &s), "past the end by more than eps");
+}
+
+Test(sight, bucket_index_answers_like_a_full_scan_across_epoch_wraparound)
+{
+    uint64_t rs = 12345;
+    enum { NS = 300 };
+    nm_window_seg segs[NS];
+    for (int k = 0; k < NS; ++k) {
+        double x = fx_unit(&rs) * 60, y = fx_unit(&rs) * 60;
+        double a = fx_unit(&rs) * 6.283, l = fx_unit(&rs) * 6;
+        segs[k] = (nm_window_seg){x, y, x + l * cos(a), y + l * sin(a), 0};
+    }
+    nm_sight_blockers b;
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(nm_sight_blockers_add(&b, segs, NS, NULL), NM_OK);
+    cr_assert_eq(nm_sight_blockers_index(&b, NULL), NM_OK);
+    b.epoch = UINT32_MAX - 50; /* wrap during the run */
+    int hits = 0;
+    for (int q = 0; q < 2000; ++q) {
+        double px = fx_unit(&rs) * 70 - 5, py = fx_unit(&rs) * 70 - 5;
+        double qx = px + (fx_unit(&rs) - 0.5) * 30, qy = py + (fx_unit(&rs) - 0.5) * 30;
+        bool full = false;
+        for (int k = 0; k < NS && !full; ++k)
+            full = nm_sight_seg_hits(px, py, qx, qy, &segs[k]);
+        cr_assert_eq(nm_sight_blocked(&b, px, py, qx, qy), full, "query %d", q);
+        hits += full;
+    }
+    cr_assert(b.epoch < 5000, "the epoch wrapped and restarted");
+    cr_assert(hits > 100 && hits < 1900, "a mix of blocked and free chords (%d)", hits);
+    nm_sight_blockers_free(&b);
+}
+
+/* ---- on 掩膜 ---- */
+Test(sight, on_mask_fails_when_the_last_sample_q_is_off_the_mask)
+{
+    enum { NX = 8, NY = 5 };
+    nm_grid_window win = {0, 0, NX, NY};
+    uint8_t m[NX * NY];
+    memset(m, 1, sizeof m);
+    double px = 0.125, py = 0.125, qx = 7 * 0.25 + 0.125, qy = 4 * 0.25 + 0.125;
+    cr_assert(!nm_sight_off_mask(&win, m, px, py, qx, qy));
+    m[4 * NX + 7] = 0;
+    cr_assert(nm_sight_off_mask(&win, m, px, py, qx, qy));
+    m[4 * NX + 7] = 1;
+    m[1 * NX + 3] = 0; /* corner-grazed cells of (0,0)->(7,4): no sample falls in them */
+    m[3 * NX + 4] = 0;
+    cr_assert(!nm_sight_off_mask(&win, m, px, py, qx, qy));
+    m[0 * NX + 1] = 0; /* off the digital line, but the chord runs through it */
+    cr_assert(nm_sight_off_mask(&win, m, px, py, qx, qy));
+}
+
+/* ---- 立面禁步 ---- */
+Test(sight, step_edges_are_directed_along_the_chord)
+{
+    nm_window w;
+    float fl[6] = {0, 0, 0, 0, 0, 0};
+    fx_window(&w, 6, 1, 0, 0, fl, NULL, 0);
+    w.stepbits[2] = 1u << 0; /* forbids 2 -> 3 along +x */
+    cr_assert(nm_sight_crosses_step(&w, fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, 5), fx_cy(&w, 0)));
+    cr_assert(!nm_sight_crosses_step(&w, fx_cx(&w, 5), fx_cy(&w, 0), fx_cx(&w, 0), fx_cy(&w, 0)));
+    w.stepbits[2] = 1u << 1; /* forbids 3 -> 2 */
+    cr_assert(!nm_sight_crosses_step(&w, fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, 5), fx_cy(&w, 0)));
+    cr_assert(nm_sight_crosses_step(&w, fx_cx(&w, 5), fx_cy(&w, 0), fx_cx(&w, 0), fx_cy(&w, 0)));
+    fx_free(&w);
+}
+
+Test(sight, diagonal_step_edge_blocks_only_the_diagonal_move)
+{
+    nm_window w;
+    float fl[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    fx_window(&w, 3, 3, 0, 0, fl, NULL, 0);
+    w.stepbits[0] = 1u << 4; /* direction 2 = (1,1): forbids (0,0) -> (1,1) */
+    cr_assert(nm_sight_crosses_step(&w, fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, 2), fx_cy(&w, 2)));
+    cr_assert(!nm_sight_crosses_step(&w, fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, 2), fx_cy(&w, 0)));
+    fx_free(&w);
+}
+
+/* ---- 高度连续检查 ---- */
+static void bridge_window(nm_window *w)
+{
+    /* ground 0 along 12 columns; a deck at 8 over columns 2..7 */
+    float fl[12];
+    for (int i = 0; i < 12; ++i)
+        fl[i] = 0;
+    fx_span deck[6];
+    for (int i = 0; i < 6; ++i)
+        deck[i] = (fx_span){2 + i, 0, 8.0f};
+    fx_window(w, 12, 1, 0, 0, fl, deck, 6);
+}
+
+Test(sight, layer_oracle_catches_a_chord_from_the_bridge_deck_down_to_the_ground)
+{
+    nm_window w;
+    bridge_window(&w);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    double y = fx_cy(&w, 0);
+    cr_assert(nm_sight_layers_ok(&o, fx_cx(&w, 0), y, fx_cx(&w, 11), y, 0.0f, 0.0f),
+              "under the deck the ground continues");
+    cr_assert(!nm_sight_layers_ok(&o, fx_cx(&w, 0), y, fx_cx(&w, 5), y, 0.0f, 8.0f),
+              "cannot climb onto the deck");
+    cr_assert(!nm_sight_layers_ok(&o, fx_cx(&w, 3), y, fx_cx(&w, 11), y, 8.0f, 0.0f),
+              "the deck ends: a drop inside a chord");
+    cr_assert(nm_sight_layers_ok(&o, fx_cx(&w, 3), y, fx_cx(&w, 7), y, 8.0f, 8.0f));
+    /* the planar checks alone would pass this chord */
+    nm_sight_view v = {&w, NULL, NULL, &o, true, false};
+    cr_assert(nm_sight_ok(&v, fx_cx(&w, 3), y, fx_cx(&w, 11), y, 8.0f, 0.0f));
+    v.layers = true;
+    cr_assert(!nm_sight_ok(&v, fx_cx(&w, 3), y, fx_cx(&w, 11), y, 8.0f, 0.0f));
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+Test(sight, walk_keeps_every_reachable_layer_of_a_column)
+{
+    float fl[4] = {10.0f, 10.0f, 10.0f, 10.0f};
+    fx_span two[2] = {{2, 0, 11.2f}, {3, 0, 11.2f}};
+    nm_window w;
+    fx_window(&w, 4, 1, 0, 0, fl, two, 2);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    double pts[4] = {fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, 3), fx_cy(&w, 0)};
+    float h0 = 10.0f, out[64];
+    uint32_t n;
+    cr_assert(nm_sight_walk(&o, pts, 2, &h0, 1, false, out, &n));
+    cr_assert_eq(n, 2, "both 10.0 and 11.2 stay in the set");
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+static bool climb_after_gap(int gap, float h)
+{
+    float fl[6];
+    for (int i = 0; i < 6; ++i)
+        fl[i] = NAN;
+    fl[0] = 0.0f;
+    fl[gap + 1] = h;
+    nm_window w;
+    fx_window(&w, 6, 1, 0, 0, fl, NULL, 0);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    bool ok = nm_sight_layers_ok(&o, fx_cx(&w, 0), fx_cy(&w, 0), fx_cx(&w, gap + 1), fx_cy(&w, 0),
+                                 0.0f, h);
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+    return ok;
+}
+
+Test(sight, up_allowance_is_1_5_over_one_empty_column_and_1_75_over_two)
+{
+    cr_assert(climb_after_gap(0, 1.5f));
+    cr_assert(!climb_after_gap(0, 1.55f));
+    cr_assert(climb_after_gap(1, 1.5f), "w = 2: up still 1.5");
+    cr_assert(!climb_after_gap(1, 1.55f));
+    cr_assert(climb_after_gap(2, 1.75f), "w = 3: up 1.75");
+    cr_assert(!climb_after_gap(2, 1.8f));
+}
+
+Test(sight, downward_limit_is_kclimb_per_column)
+{
+    float fl[3] = {10.0f, 7.0f, 4.0f};
+    nm_window w;
+    fx_window(&w, 3, 1, 0, 0, fl, NULL, 0);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    cr_assert(nm_sight_layers_ok(&o, fx_cx(&w, 0), 0.125, fx_cx(&w, 2), 0.125, 10.0f, 4.0f));
+    fx_free(&w);
+    fl[1] = 6.9f;
+    fx_window(&w, 3, 1, 0, 0, fl, NULL, 0);
+    o.w = &w;
+    cr_assert(!nm_sight_layers_ok(&o, fx_cx(&w, 0), 0.125, fx_cx(&w, 2), 0.125, 10.0f, 4.0f));
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+Test(sight, drop_mode_takes_the_lower_surface_at_a_ledge)
+{
+    nm_window w;
+    bridge_window(&w);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    double pts[4] = {fx_cx(&w, 4), 0.125, fx_cx(&w, 11), 0.125};
+    float h = 8.0f, out[128];
+    uint32_t n;
+    cr_assert(!nm_sight_walk(&o, pts, 2, &h, 1, false, out, &n));
+    cr_assert(nm_sight_walk(&o, pts, 2, &h, 1, true, out, &n));
+    bool ground = false;
+    for (uint32_t k = 0; k < n; ++k)
+        ground |= out[k] == 0.0f;
+    cr_assert(ground, "the drop reaches the ground");
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+Test(sight, drop_mode_stays_on_the_deck_across_a_seam)
+{
+    /* a deck at 8 over columns 0..11 except a one-column seam at 5; ground 0 only under 5 */
+    float fl[12];
+    for (int i = 0; i < 12; ++i)
+        fl[i] = i == 5 ? 0.0f : 8.0f;
+    nm_window w;
+    fx_window(&w, 12, 1, 0, 0, fl, NULL, 0);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    double pts[4] = {fx_cx(&w, 0), 0.125, fx_cx(&w, 11), 0.125};
+    float h = 8.0f, out[128];
+    uint32_t n;
+    cr_assert(!nm_sight_walk(&o, pts, 2, &h, 1, false, out, &n), "normal mode breaks");
+    cr_assert(nm_sight_walk(&o, pts, 2, &h, 1, true, out, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_float_eq(out[0], 8.0f, 1e-6, "crossed the seam on the deck");
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+/* ---- views ---- */
+Test(sight, vis_callback_checks_the_on_mask_between_span_centres)
+{
+    enum { NX = 8, NY = 8 };
+    float fl[NX * NY];
+    for (int c = 0; c < NX * NY; ++c)
+        fl[c] = 0;
+    nm_window w;
+    fx_window(&w, NX, NY, 4.0, 8.0, fl, NULL, 0);
+    uint8_t solidc[NX * NY];
+    memset(solidc, 1, sizeof solidc);
+    solidc[3 * NX + 3] = 0;
+    solidc[4 * NX + 4] = 0;
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    nm_sight_view vis = {&w, NULL, solidc, &o, true, true};
+    /* one span per cell: span index = cell number */
+    cr_assert(!nm_sight_vis(&vis, 0, 7 * NX + 7), "the diagonal passes the holes");
+    cr_assert(nm_sight_vis(&vis, 0, 7), "row 0 is open");
+    cr_assert(nm_sight_vis(&vis, 7 * NX, 7 * NX + 7));
+    cr_assert(!nm_sight_vis(&vis, 0, 3 * NX + 3), "the end cell is off the mask");
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+Test(sight, route_mask_builds_in_four_steps)
+{
+    enum { NX = 7, NY = 3 };
+    uint8_t solidc[NX * NY] = {0}, fin[NX * NY], tm[NX * NY];
+    memset(fin, 1, sizeof fin);
+    fin[0 * NX + 6] = 0;
+    solidc[1 * NX + 0] = 1;
+    solidc[1 * NX + 6] = 1; /* open but outside the final mask? no: fin is 1 there */
+    fin[1 * NX + 6] = 0;    /* step 3 removes it */
+    uint32_t access[1] = {2 * NX + 0};
+    uint32_t path[1] = {1 * NX + 5};
+    nm_sight_route_mask(NX, NY, solidc, access, 1, fin, path, 1, tm);
+    cr_assert_eq(tm[1 * NX + 0], 1);
+    cr_assert_eq(tm[2 * NX + 0], 1, "access path joins");
+    cr_assert_eq(tm[1 * NX + 6], 0, "outside the final mask");
+    cr_assert_eq(tm[0 * NX + 6], 0, "3x3 growth stays inside the final mask");
+    cr_assert_eq(tm[0 * NX + 4], 1);
+    cr_assert_eq(tm[2 * NX + 6], 1);
+    cr_assert_eq(tm[1 * NX + 3], 0);
+}
+
+Test(sight, blockers_without_memory_for_the_index_still_answer_by_full_scan)
+{
+    nm_window_seg segs[3] = {{0, 0, 10, 0, 0}, {5, -5, 5, 5, 0}, {20, 20, 30, 30, 0}};
+    nm_sight_blockers b;
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(nm_sight_blockers_add(&b, segs, 3, NULL), NM_OK);
+    nm_alloc_fail_after(1);
+    bool hit = nm_sight_blocked(&b, 4, -1, 6, 1);
+    nm_alloc_fail_after(0);
+    cr_assert(!b.indexed, "the index could not be built");
+    cr_assert(hit);
+    nm_alloc_fail_after(1);
+    bool miss = nm_sight_blocked(&b, 12, 1, 14, 3);
+    nm_alloc_fail_after(0);
+    cr_assert(!miss);
+    cr_assert(nm_sight_blocked(&b, 4, -1, 6, 1), "and with the index built later");
+    cr_assert(b.indexed);
+    nm_sight_blockers_free(&b);
+}
+
+Test(sight, blocker_build_and_oracle_fail_cleanly_without_memory)
+{
+    float fl[16];
+    for (int c = 0; c < 16; ++c)
+        fl[c] = 0;
+    nm_window w;
+    fx_window(&w, 4, 4, 0, 0, fl, NULL, 0);
+    bool ok = false;
+    for (size_t k = 1; k < 20 && !ok; ++k) {
+        nm_sight_blockers b;
+        nm_error err = {0};
+        nm_alloc_fail_after(k);
+        int rc = nm_sight_blockers_build(&b, &w, &err);
+        nm_alloc_fail_after(0);
+        if (rc == NM_OK) {
+            ok = true;
+            cr_assert_eq(b.nsegs, 16);
+        } else {
+            cr_assert_eq(rc, NM_ERR_NOMEM, "%s", err.msg);
+        }
+        nm_sight_blockers_free(&b);
+    }
+    cr_assert(ok);
+    nm_sight_oracle o;
+    nm_alloc_fail_after(1);
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_ERR_NOMEM);
+    nm_alloc_fail_after(0);
+    cr_assert_null(o.cur);
+    fx_free(&w);
+}
+
+Test(sight, a_chord_with_a_nan_end_is_refused_by_every_check)
+{
+    nm_window w;
+    float fl[4] = {0, 0, 0, 0};
+    fx_window(&w, 4, 1, 0, 0, fl, NULL, 0);
+    nm_sight_blockers b;
+    cr_assert_eq(nm_sight_blockers_build(&b, &w, NULL), NM_OK);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    nm_sight_view vh = {&w, &b, NULL, &o, true, true};
+    nm_sight_view vl = {&w, NULL, NULL, &o, false, true};
+    cr_assert(!nm_sight_ok(&vh, 0.1, 0.1, NAN, 0.1, 0, 0));
+    cr_assert(!nm_sight_ok(&vl, 0.1, 0.1, 0.6, NAN, 0, 0));
+    cr_assert(nm_sight_crosses_step(&w, NAN, 0.1, 0.6, 0.1));
+    cr_assert(nm_sight_ok(&vh, 0.1, 0.1, 0.6, 0.1, 0, 0));
+    nm_sight_oracle_free(&o);
+    nm_sight_blockers_free(&b);
+    fx_free(&w);
+}

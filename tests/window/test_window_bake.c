@@ -1,0 +1,168 @@
+/* test_window_bake.c — buildWindow on a level baked by tools/navbake (real BGRD + BNVF): the
+ * other region's deck stays in the span table with vis3 = 0, the floor's boundary edges are kept
+ * as walls, the reach set covers the floor, and the window does not depend on the worker count. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "route/route.h"
+#include "zone/zone.h"
+
+static char g_dir[512];
+
+typedef struct baked {
+    nm_pack pack;
+    nm_bgrd grid;
+    nm_bnvf fields;
+    nm_bnvf_zone_data fz;
+    nm_zone_clean *zc;
+} baked;
+
+static void bake(baked *b)
+{
+    const char *root = getenv("NM_BUILD_ROOT");
+    snprintf(g_dir, sizeof g_dir, "/tmp/nm_window_bake_XXXXXX");
+    cr_assert_not_null(mkdtemp(g_dir));
+    char obj[600], cmd[2048], path[700];
+    snprintf(obj, sizeof obj, "%s/lvl.obj", g_dir);
+    FILE *f = fopen(obj, "w");
+    cr_assert_not_null(f);
+    /* a 20 x 12 m floor (1 m squares) and a deck at 10 m over u in [4, 10], v in [2, 6] */
+    fprintf(f, "g floor\n");
+    for (int z = 0; z <= 12; z++)
+        for (int x = 0; x <= 20; x++) fprintf(f, "v %d 0 %d\n", x, -z);
+    for (int z = 0; z < 12; z++)
+        for (int x = 0; x < 20; x++) {
+            int a = z * 21 + x + 1, c = a + 21;
+            fprintf(f, "f %d %d %d\nf %d %d %d\n", a, c, a + 1, a + 1, c, c + 1);
+        }
+    int d0 = 21 * 13 + 1;
+    fprintf(f, "g deck\nv 4 10 -2\nv 10 10 -2\nv 4 10 -6\nv 10 10 -6\n");
+    fprintf(f, "f %d %d %d\nf %d %d %d\n", d0, d0 + 2, d0 + 1, d0 + 1, d0 + 2, d0 + 3);
+    fclose(f);
+    char zone[600];
+    snprintf(zone, sizeof zone, "%s/zone.json", g_dir);
+    f = fopen(zone, "w");
+    cr_assert_not_null(f);
+    fputs("{\"zones\": [{\"name\": \"w\", \"transform\": [1, 0, 1, 0]}]}", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/tools/navbake/navbake' --obj '%s' --zone '%s' --out '%s/out' --quiet --walkable-as-is",
+             root ? root : ".", obj, zone, g_dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    nm_error err = {0};
+    nm_pack_load_opts lo = {0};
+    snprintf(path, sizeof path, "%s/out/base.nav.gz", g_dir);
+    cr_assert_eq(nm_pack_load(path, &lo, &b->pack, &err), NM_OK, "%s", err.msg);
+    const nm_section *s = nm_pack_section(&b->pack, "BGRD");
+    cr_assert_not_null(s);
+    cr_assert_eq(nm_bgrd_parse(s->bytes, (size_t)s->size, &b->grid, &err), NM_OK, "%s", err.msg);
+    snprintf(path, sizeof path, "%s/out/base.fields.nav.gz", g_dir);
+    cr_assert_eq(nm_bnvf_load(path, b->pack.build_hash, b->pack.file_fnv, &b->grid, &b->fields, &err), NM_OK, "%s",
+                 err.msg);
+    cr_assert_eq(nm_bnvf_zone_load(&b->fields, (uint32_t)b->fields.zone_of_bgrd[0], &b->fz, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_zone_clean_build(&b->pack, "w", 1, &b->zc, &err), NM_OK, "%s", err.msg);
+}
+
+static void unbake(baked *b)
+{
+    nm_zone_clean_free(b->zc);
+    nm_bnvf_zone_data_free(&b->fz);
+    nm_bnvf_free(&b->fields);
+    nm_bgrd_free(&b->grid);
+    nm_pack_free(&b->pack);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) {
+    }
+}
+
+static void request(baked *b, nm_window_request *r, int workers)
+{
+    memset(r, 0, sizeof *r);
+    r->grid = &b->grid;
+    r->bgrd_zone = 0;
+    r->fields = &b->fields;
+    r->fzone = &b->fz;
+    r->zone_id = b->pack.zones[0].id;
+    r->zc = b->zc;
+    nm_error err = {0};
+    cr_assert_eq(nm_window_frame_px(-2, -2, 22, 14, r, &err), NM_OK);
+    r->workers = workers;
+    /* seed: the floor at (1.1, 1.1) px — pick it from a patch like the planner does */
+    nm_bgrd_out p;
+    memset(&p, 0, sizeof p);
+    cr_assert_eq(nm_bgrd_decode_rect(&b->grid, 0, 0, 0, 40, 40, NULL, 1, &p, &err), NM_OK, "%s", err.msg);
+    nm_region_pick pk;
+    cr_assert_eq(nm_pick_region(&p, 1.1, 1.1, 1.1, 1.1, 0.0, NULL, 0, 0, false, 0, &pk, &err), NM_OK, "%s", err.msg);
+    nm_bgrd_out_free(&p);
+    r->region = pk.region;
+    r->seed_gx = pk.seed_gx;
+    r->seed_gy = pk.seed_gy;
+    r->seed_h = pk.seed_h;
+}
+
+Test(window_bake, deck_spans_stay_with_vis3_zero_walls_kept_reach_covers_floor, .timeout = 120)
+{
+    baked b;
+    memset(&b, 0, sizeof b);
+    bake(&b);
+    nm_window_request r;
+    request(&b, &r, 1);
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
+    /* a cell under the deck: (7, 4) px */
+    uint32_t c = (uint32_t)((int64_t)(4.0 / 0.25) - w.gy0) * (uint32_t)w.win.nx + (uint32_t)((int64_t)(7.0 / 0.25) - w.gx0);
+    uint32_t first, n = nm_span_cell_spans(&w.spans, c, &first);
+    cr_assert_eq(n, 2, "floor and deck");
+    cr_expect_eq(w.sp_bits[first] & (NM_SP_VIS3 | NM_SP_REACH), NM_SP_VIS3 | NM_SP_REACH);
+    cr_expect_eq(w.sp_bits[first + 1] & NM_SP_VIS3, 0);
+    cr_expect_float_eq(w.spans.sp_h[first + 1], 10.0f, 0.05);
+    cr_expect_gt(w.nwalls_kept, 0, "the floor's outline is kept by the floor region");
+    /* every floor span with a component reaches (one open floor) */
+    uint32_t vis = 0, reach = 0;
+    for (uint32_t k = 0; k < w.spans.nspans; k++) {
+        if (!(w.sp_bits[k] & NM_SP_VIS3) || w.sp_scc[k] == 0) continue;
+        vis++;
+        reach += (w.sp_bits[k] & NM_SP_REACH) != 0;
+    }
+    cr_expect_gt(vis, 1000);
+    cr_expect_eq(reach, vis);
+    nm_window_free(&w);
+    unbake(&b);
+}
+
+Test(window_bake, window_does_not_depend_on_the_worker_count, .timeout = 120)
+{
+    baked b;
+    memset(&b, 0, sizeof b);
+    bake(&b);
+    nm_window_request r1, r4;
+    request(&b, &r1, 1);
+    request(&b, &r4, 4);
+    nm_window a, c;
+    nm_error err = {0};
+    cr_assert_eq(nm_window_build(&r1, &a, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_window_build(&r4, &c, &err), NM_OK, "%s", err.msg);
+    size_t cells = (size_t)a.win.nx * (size_t)a.win.ny;
+    cr_expect_eq(memcmp(a.lay, c.lay, cells), 0);
+    cr_expect_eq(memcmp(a.core, c.core, cells), 0);
+    cr_expect_eq(memcmp(a.dist, c.dist, cells * sizeof(float)), 0);
+    cr_expect_eq(memcmp(a.stepbits, c.stepbits, cells), 0);
+    cr_assert_eq(a.spans.nspans, c.spans.nspans);
+    cr_expect_eq(memcmp(a.spans.sp_h, c.spans.sp_h, a.spans.nspans * sizeof(float)), 0);
+    cr_expect_eq(memcmp(a.sp_bits, c.sp_bits, a.spans.nspans), 0);
+    cr_expect_eq(memcmp(a.sp_scc, c.sp_scc, a.spans.nspans * sizeof(uint32_t)), 0);
+    cr_assert_eq(a.nsegs, c.nsegs);
+    for (uint32_t k = 0; k < a.nsegs; k++)
+        cr_expect(a.segs[k].ax == c.segs[k].ax && a.segs[k].ay == c.segs[k].ay && a.segs[k].bx == c.segs[k].bx &&
+                      a.segs[k].by == c.segs[k].by && a.segs[k].kind == c.segs[k].kind,
+                  "segment %u", k);
+    cr_expect_eq(a.seed_span, c.seed_span);
+    nm_window_free(&a);
+    nm_window_free(&c);
+    unbake(&b);
+}

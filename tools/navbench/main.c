@@ -1,0 +1,292 @@
+/* navbench — runs the planner over a set of legs of one zone and prints one JSON line per leg
+ * (ok, error, tier, window cells, per-stage ms, length, points after each stage, corners lifted
+ * and by how much, pull steps taken unchecked, drop / hop use, self check, peak window bytes per
+ * cell) and a summary line (success rate, p50 / p90 per stage, the stage point totals of the
+ * article's 点数的变化, lift displacements, the unchecked share, legs with a drop / a hop).
+ *
+ *   navbench --pack P --zone Z (--legs FILE | --random N --seed S) [--nogo F] [--workers N]
+ *            [--self-check]
+ *
+ * A legs file holds one leg a line: "sx sy gx gy" in px ('#' starts a comment). Random legs join
+ * centres of random triangles of the zone (xorshift64* from the seed, so runs repeat). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/route.h"
+
+typedef struct leg {
+    double sx, sy, gx, gy;
+} leg;
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: navbench --pack P --zone Z (--legs FILE | --random N --seed S) "
+                    "[--nogo F] [--workers N] [--self-check]\n");
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, size_t n, double p)
+{
+    if (n == 0) return 0;
+    qsort(v, n, sizeof *v, cmp_d);
+    size_t k = (size_t)ceil(p * (double)n) - 1;
+    if (k >= n) k = n - 1;
+    return v[k];
+}
+
+enum { ST_CHECKS, ST_WINDOW, ST_TOPO, ST_GEO, ST_PULL, ST_ASSEMBLE, ST_LIFT, ST_POST, ST_TOTAL, ST_N };
+static const char *k_stage[ST_N] = {"checks", "window", "topology", "geometry", "pull", "assemble",
+                                    "lift", "post", "total"};
+
+/* Pull steps taken unchecked (拉直 step 3): a pulled segment joining two neighbours of the taut
+ * chain (StringPull only takes i + 1 when nothing further is visible). */
+static void unchecked_steps(const nm_route_points *taut, const nm_route_points *pulled,
+                            uint32_t *unchecked, uint32_t *segs)
+{
+    *unchecked = *segs = 0;
+    if (taut->n < 2 || pulled->n < 2) return;
+    uint32_t at = 0, prev = UINT32_MAX;
+    for (uint32_t k = 0; k < pulled->n; k++) {
+        while (at < taut->n && (taut->xy[2 * at] != pulled->xy[2 * k] || taut->xy[2 * at + 1] != pulled->xy[2 * k + 1]))
+            at++;
+        if (at == taut->n) return; /* not a subset (joined parts): leave it */
+        if (prev != UINT32_MAX) {
+            (*segs)++;
+            *unchecked += at == prev + 1;
+        }
+        prev = at;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *pack_path = NULL, *zone = NULL, *legs_path = NULL, *nogo = NULL;
+    long nrandom = -1;
+    unsigned long long seed = 1;
+    int workers = 0;
+    bool self_check = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            usage();
+            return 0;
+        } else if (v && !strcmp(a, "--pack")) pack_path = argv[++i];
+        else if (v && !strcmp(a, "--zone")) zone = argv[++i];
+        else if (v && !strcmp(a, "--legs")) legs_path = argv[++i];
+        else if (v && !strcmp(a, "--nogo")) nogo = argv[++i];
+        else if (v && !strcmp(a, "--random")) nrandom = strtol(argv[++i], NULL, 10);
+        else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
+        else if (v && !strcmp(a, "--workers")) workers = atoi(argv[++i]);
+        else if (!strcmp(a, "--self-check")) self_check = true;
+        else {
+            fprintf(stderr, "navbench: unknown or incomplete option '%s'\n", a);
+            usage();
+            return 2;
+        }
+    }
+    if (!pack_path || !zone || (!legs_path && nrandom < 0) || (legs_path && nrandom >= 0)) {
+        usage();
+        return 2;
+    }
+    nm_pack pack;
+    nm_error err = {0};
+    nm_pack_load_opts lo = {0};
+    lo.workers = workers;
+    if (nm_pack_load(pack_path, &lo, &pack, &err) != NM_OK) {
+        fprintf(stderr, "navbench: %s\n", err.msg);
+        return 1;
+    }
+    int zi = nm_pack_find_zone(&pack, zone);
+    if (zi < 0) {
+        fprintf(stderr, "navbench: zone '%s' not in the pack\n", zone);
+        nm_pack_free(&pack);
+        return 1;
+    }
+    /* the legs */
+    leg *legs = NULL;
+    size_t nlegs = 0, cap = 0;
+    if (legs_path) {
+        FILE *f = fopen(legs_path, "r");
+        if (!f) {
+            fprintf(stderr, "navbench: cannot open %s\n", legs_path);
+            nm_pack_free(&pack);
+            return 1;
+        }
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            char *h = strchr(line, '#');
+            if (h) *h = 0;
+            leg l;
+            if (sscanf(line, "%lf %lf %lf %lf", &l.sx, &l.sy, &l.gx, &l.gy) != 4) continue;
+            if (nlegs == cap) {
+                cap = cap ? 2 * cap : 64;
+                legs = (leg *)realloc(legs, cap * sizeof *legs);
+                if (!legs) return 1;
+            }
+            legs[nlegs++] = l;
+        }
+        fclose(f);
+    } else {
+        const nm_zone *z = &pack.zones[zi];
+        uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
+        legs = (leg *)calloc(nrandom ? (size_t)nrandom : 1, sizeof *legs);
+        if (!legs || z->tri_count == 0) {
+            fprintf(stderr, "navbench: zone has no triangles\n");
+            return 1;
+        }
+        for (long k = 0; k < nrandom; k++) {
+            float u, v;
+            nm_tri_centre(&pack, z->first_tri + (uint32_t)(rng_next(&s) % z->tri_count), &u, &v);
+            legs[k].sx = u;
+            legs[k].sy = v;
+            nm_tri_centre(&pack, z->first_tri + (uint32_t)(rng_next(&s) % z->tri_count), &u, &v);
+            legs[k].gx = u;
+            legs[k].gy = v;
+        }
+        nlegs = (size_t)nrandom;
+    }
+
+    nm_route_engine e;
+    nm_route_engine_open(&e, &pack, pack_path, nogo, workers, &err); /* errors show per leg */
+    double *st[ST_N];
+    for (int k = 0; k < ST_N; k++) st[k] = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    size_t nok = 0;
+    /* totals over the successful legs (点数的变化, 拐点抬升的位移, 直接收下的邻步) */
+    uint64_t pts[5] = {0}, lifted = 0, corners = 0, lift_by[3] = {0}, unchecked = 0, psegs = 0;
+    uint64_t legs_drop = 0, legs_hop = 0, sc_fail = 0, sc_walls = 0, sc_ends = 0, legs_sc_fail = 0;
+    double lift_max = 0, *bpc = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    size_t nbpc = 0;
+    for (size_t i = 0; i < nlegs; i++) {
+        nm_route_request q = nm_route_request_defaults(zone, legs[i].sx, legs[i].sy, legs[i].gx, legs[i].gy);
+        q.self_check = self_check;
+        nm_route_result r;
+        nm_error perr = {0};
+        int rc = nm_route_plan(&e, &q, &r, &perr);
+        if (rc) snprintf(r.error, sizeof r.error, "%s", perr.msg);
+        nok += r.ok;
+        double ms[ST_N] = {r.ms_checks, r.ms_window, r.ms_topo, r.ms_geo, r.ms_pull, r.ms_assemble, r.ms_lift,
+                           r.ms_post, r.ms_total};
+        for (int k = 0; k < ST_N; k++) st[k][i] = ms[k];
+        /* corners lifted: the assembled list against the final points (lifting only moves) */
+        uint32_t nl = 0;
+        double lmax = 0;
+        if (r.ok && r.dbg_assembled.n == r.npoints)
+            for (uint32_t k = 1; k + 1 < r.npoints; k++) {
+                double d = hypot(r.xy[2 * k] - r.dbg_assembled.xy[2 * k], r.xy[2 * k + 1] - r.dbg_assembled.xy[2 * k + 1]);
+                if (d <= 1e-9) continue;
+                nl++;
+                lmax = fmax(lmax, d);
+                lift_by[d < 0.3 ? 0 : d < 0.4 ? 1 : 2]++;
+            }
+        uint32_t unc = 0, segs = 0;
+        if (r.ok) unchecked_steps(&r.dbg_taut, &r.dbg_pulled, &unc, &segs);
+        double cells = (double)r.window_cells;
+        double bytes_per_cell = cells > 0 ? (double)r.peak_window_bytes / cells : 0;
+        if (r.ok) {
+            pts[0] += r.dbg_topology.n;
+            pts[1] += r.dbg_taut.n;
+            pts[2] += r.dbg_pulled.n;
+            pts[3] += r.dbg_assembled.n;
+            pts[4] += r.npoints;
+            lifted += nl;
+            corners += r.npoints > 2 ? r.npoints - 2 : 0;
+            lift_max = fmax(lift_max, lmax);
+            unchecked += unc;
+            psegs += segs;
+            legs_drop += r.ndrops > 0;
+            legs_hop += r.hop_index != UINT32_MAX;
+            sc_fail += r.self_check_failures;
+            sc_walls += r.self_check_walls;
+            sc_ends += r.self_check_ends;
+            legs_sc_fail += r.self_check_failures > 0;
+        }
+        if (cells > 0) bpc[nbpc++] = bytes_per_cell;
+        printf("{\"leg\":%zu,\"sx\":%.3f,\"sy\":%.3f,\"gx\":%.3f,\"gy\":%.3f,\"ok\":%s,\"error\":", i,
+               legs[i].sx, legs[i].sy, legs[i].gx, legs[i].gy, r.ok ? "true" : "false");
+        json_str(r.ok ? "" : r.error);
+        printf(",\"check\":%d,\"no_go\":%s,\"tier\":%d,\"kind\":\"%s\",\"window_cells\":%llu,\"ms\":{", r.check,
+               r.no_go ? "true" : "false", r.tier, r.tier >= 0 ? nm_tier_kind_name(r.kind) : "",
+               (unsigned long long)r.window_cells);
+        for (int k = 0; k < ST_N; k++) printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k], ms[k]);
+        printf("},\"length\":%.3f,\"points\":{\"topology\":%u,\"taut\":%u,\"pulled\":%u,\"assembled\":%u,"
+               "\"final\":%u},\"lifted\":%u,\"lift_max_px\":%.3f,\"unchecked_steps\":%u,\"pull_segments\":%u,"
+               "\"drops\":%u,\"hop\":%s,\"waypoints\":%u,\"min_clearance\":%.3f,\"peak_window_bytes\":%zu,"
+               "\"bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
+               "\"warnings\":",
+               r.length, r.dbg_topology.n, r.dbg_taut.n, r.dbg_pulled.n, r.dbg_assembled.n, r.npoints, nl, lmax, unc,
+               segs, r.ndrops, r.hop_index != UINT32_MAX ? "true" : "false", r.nwaypoints, r.min_clearance,
+               r.peak_window_bytes, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
+               r.self_check_ends);
+        json_str(r.warnings);
+        printf(",\"self_check_msg\":");
+        json_str(r.self_check_msg);
+        printf(",\"tier_notes\":");
+        json_str(r.tier_notes);
+        printf("}\n");
+        nm_route_result_free(&r);
+    }
+    printf("{\"summary\":true,\"legs\":%zu,\"ok\":%zu,\"success_rate\":%.4f", nlegs, nok,
+           nlegs ? (double)nok / (double)nlegs : 0.0);
+    for (int p = 0; p < 2; p++) {
+        printf(",\"%s\":{", p ? "p90" : "p50");
+        for (int k = 0; k < ST_N; k++) {
+            /* pct sorts in place: the per-leg lines are already printed */
+            printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k], pct(st[k], nlegs, p ? 0.9 : 0.5));
+        }
+        printf("}");
+    }
+    printf(",\"points\":{\"topology\":%llu,\"taut\":%llu,\"pulled\":%llu,\"assembled\":%llu,\"final\":%llu}",
+           (unsigned long long)pts[0], (unsigned long long)pts[1], (unsigned long long)pts[2],
+           (unsigned long long)pts[3], (unsigned long long)pts[4]);
+    printf(",\"lift\":{\"corners\":%llu,\"lifted\":%llu,\"by_0.25\":%llu,\"by_0.354\":%llu,\"by_0.5\":%llu,\"max_px\":%.3f}",
+           (unsigned long long)corners, (unsigned long long)lifted, (unsigned long long)lift_by[0],
+           (unsigned long long)lift_by[1], (unsigned long long)lift_by[2], lift_max);
+    printf(",\"pull\":{\"segments\":%llu,\"unchecked\":%llu,\"unchecked_share\":%.4f}", (unsigned long long)psegs,
+           (unsigned long long)unchecked, psegs ? (double)unchecked / (double)psegs : 0.0);
+    printf(",\"legs_with_drop\":%llu,\"legs_with_hop\":%llu", (unsigned long long)legs_drop,
+           (unsigned long long)legs_hop);
+    if (self_check)
+        printf(",\"self_check\":{\"failures\":%llu,\"legs_failing\":%llu,\"wall_crossings\":%llu,\"end_segments\":%llu}",
+               (unsigned long long)sc_fail, (unsigned long long)legs_sc_fail, (unsigned long long)sc_walls,
+               (unsigned long long)sc_ends);
+    double bmax = 0;
+    for (size_t k = 0; k < nbpc; k++) bmax = fmax(bmax, bpc[k]);
+    printf(",\"window_bytes_per_cell\":{\"p50\":%.2f,\"max\":%.2f}", pct(bpc, nbpc, 0.5), bmax);
+    printf("}\n");
+    free(bpc);
+    for (int k = 0; k < ST_N; k++) free(st[k]);
+    free(legs);
+    nm_route_engine_close(&e);
+    nm_pack_free(&pack);
+    return 0;
+}
