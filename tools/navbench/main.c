@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "route/route.h"
+#include "window/window_gate.h"
 
 typedef struct leg {
     double sx, sy, gx, gy;
@@ -275,6 +276,11 @@ int main(int argc, char **argv)
            (unsigned long long)unchecked, psegs ? (double)unchecked / (double)psegs : 0.0);
     printf(",\"legs_with_drop\":%llu,\"legs_with_hop\":%llu", (unsigned long long)legs_drop,
            (unsigned long long)legs_hop);
+    nm_gate_stats gs;
+    nm_window_gate_stats(&e, &gs);
+    printf(",\"fall_gate\":{\"asked\":%llu,\"cache_hits\":%llu,\"hit_rate\":%.4f,\"blocked\":%llu}",
+           (unsigned long long)gs.asked, (unsigned long long)gs.hits,
+           gs.asked ? (double)gs.hits / (double)gs.asked : 0.0, (unsigned long long)gs.blocked);
     if (self_check)
         printf(",\"self_check\":{\"failures\":%llu,\"legs_failing\":%llu,\"wall_crossings\":%llu,\"end_segments\":%llu}",
                (unsigned long long)sc_fail, (unsigned long long)legs_sc_fail, (unsigned long long)sc_walls,
