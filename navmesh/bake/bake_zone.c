@@ -852,7 +852,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
                     np++;
                 }
             }
-            qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
+            if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
             size_t u = 0;
             for (size_t k = 0; k < np; k++)
                 if (!u || pairs[2 * (u - 1)] != pairs[2 * k] || pairs[2 * (u - 1) + 1] != pairs[2 * k + 1]) {
@@ -862,7 +862,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
                 }
             uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
             if (!ed) { nm_free(pairs); nm_free(clist); NOMEM("components"); }
-            memcpy(ed, pairs, u * 2 * sizeof *ed);
+            if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
             R->edges = ed;
             R->n_edges = (uint32_t)u;
         }
