@@ -821,7 +821,7 @@ static void write_side(nm_buf *o, const nm_bnvf_link_side *s)
 int nm_bnvf_write(const nm_bnvf_write_src *src, const nm_bgrd_write_opts *tiling, nm_buf *out,
                   nm_error *err)
 {
-    int level = tiling && tiling->level > 0 ? tiling->level : 12;
+    int level = tiling && tiling->level > 0 ? tiling->level : NM_GRID_LEVEL;
     bool flnk = src->links != NULL, fopn = src->opens != NULL;
     uint32_t nsec = 5 + flnk + fopn;
     size_t base = out->size;

