@@ -4,8 +4,8 @@
  * out-of-bounds read.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Built with NM_FUZZ_STANDALONE it is
- * a small driver: `fuzz_bgrd FILE...` runs each file once; `fuzz_bgrd --write-seed FILE` writes a
- * valid two-zone section to start a corpus from. */
+ * the seed
+ * writer (with seed_main.c): `gen_bgrd_seed --write-seed FILE` writes a valid two-zone section. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef NM_FUZZ_STANDALONE
-static int write_seed(const char *path)
+static int layer_cmp(const void *a, const void *b)
+{
+    return nm_grid_layer_cmp(a, b);
+}
+
+int fuzz_seed(nm_buf *out, nm_error *e)
 {
     /* Two small zones, several tiles with aprons, up to three layers a cell, a Fill record. */
     enum { W = 9, H = 7 };
@@ -64,45 +69,13 @@ static int write_seed(const char *path)
                 recs[z][n++] = (nm_grid_rec){0, (uint32_t)(1 + (c + l) % 3), 5.0f + 3.0f * l + 0.1f * (c % W),
                                              (uint16_t)(c * 13 % 200), (uint8_t)(l == 2 && c % 5 == 0 ? NM_GRID_FILL : 6),
                                              (uint8_t)(c % 3)};
-            /* a Fill record sorts at height 0: move it first */
-            if (k == 3 && c % 5 == 0) {
-                nm_grid_rec f = recs[z][n - 1];
-                recs[z][n - 1] = recs[z][n - 2];
-                recs[z][n - 2] = recs[z][n - 3];
-                recs[z][n - 3] = f;
-            }
+            qsort(recs[z] + start[z][c], n - start[z][c], sizeof *recs[z], layer_cmp);
         }
         start[z][W * H] = n;
         src[z] = (nm_grid_zone_src){z ? "b" : "zone_a", 1.0 * z, -2.0, W, H, 3, start[z], recs[z]};
     }
     nm_bgrd_write_opts o = {4, 1, 6, 1};
-    nm_buf b = {0};
-    nm_error e;
-    if (nm_bgrd_write(src, 2, &o, &b, &e) != NM_OK) {
-        fprintf(stderr, "seed: %s\n", e.msg);
-        return 1;
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(b.p, 1, b.size, f) != b.size) return 1;
-    fclose(f);
-    nm_buf_free(&b);
-    return 0;
+    return nm_bgrd_write(src, 2, &o, out, e);
 }
 
-int main(int argc, char **argv)
-{
-    if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) return write_seed(argv[2]);
-    for (int i = 1; i < argc; i++) {
-        uint8_t *data;
-        size_t size;
-        nm_error e;
-        if (nm_file_read(argv[i], 0, &data, &size, &e) != NM_OK) {
-            fprintf(stderr, "%s\n", e.msg);
-            return 1;
-        }
-        LLVMFuzzerTestOneInput(data, size);
-        nm_free(data);
-    }
-    return 0;
-}
 #endif

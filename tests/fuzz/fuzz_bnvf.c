@@ -3,9 +3,9 @@
  * load every zone's FSCC / FWAL tables, walk reachFrom from every component, look walls up, and
  * decode the grid zone with the sidecar's columns merged. Any input must give NM_OK or an error.
  *
- * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Built with NM_FUZZ_STANDALONE it is
- * a small driver: `fuzz_bnvf FILE...` runs each file once; `fuzz_bnvf --write-seed FILE` writes a
- * sidecar that passes all six checks against the fixed grid. */
+ * Built with clang -fsanitize=fuzzer it is a libFuzzer target. With seed_main.c it
+ * is the seed writer: `gen_bnvf_seed --write-seed FILE` writes a sidecar that passes all six
+ * checks against the fixed grid. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef NM_FUZZ_STANDALONE
-static int write_seed(const char *path)
+int fuzz_seed(nm_buf *out, nm_error *e)
 {
-    if (fixed_grid() < 0) return 1;
+    if (fixed_grid() < 0) return nm_fail(e, NM_ERR_STATE, "fixed grid");
     size_t n = g_start[FZ_W * FZ_H];
     uint32_t scc[FZ_W * FZ_H * 2];
     uint8_t b1[FZ_W * FZ_H * 2], b2[FZ_W * FZ_H * 2];
@@ -107,33 +107,7 @@ static int write_seed(const char *path)
                               {3, 4, 6.0f, 6.0f, 2, 25, 6, 0}}};
     nm_bnvf_range lz = {0, 0, 1};
     nm_bnvf_write_src src = {FZ_HASH, FZ_FNV, &zs, 1, links, 1, &lz, 1, opens, 2, &oz, 1};
-    nm_buf b = {0};
-    nm_error e;
-    if (nm_bnvf_write(&src, &g_tiles, &b, &e) != NM_OK) {
-        fprintf(stderr, "seed: %s\n", e.msg);
-        return 1;
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(b.p, 1, b.size, f) != b.size) return 1;
-    fclose(f);
-    nm_buf_free(&b);
-    return 0;
+    return nm_bnvf_write(&src, &g_tiles, out, e);
 }
 
-int main(int argc, char **argv)
-{
-    if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) return write_seed(argv[2]);
-    for (int i = 1; i < argc; i++) {
-        uint8_t *data;
-        size_t size;
-        nm_error e;
-        if (nm_file_read(argv[i], 0, &data, &size, &e) != NM_OK) {
-            fprintf(stderr, "%s\n", e.msg);
-            return 1;
-        }
-        LLVMFuzzerTestOneInput(data, size);
-        nm_free(data);
-    }
-    return 0;
-}
 #endif
