@@ -109,13 +109,27 @@ typedef struct nm_plugin_result {
     double gap_start_x, gap_start_y, gap_goal_x, gap_goal_y, gap_distance; /* px */
 } nm_plugin_result;
 
+/* What an engine shares with the other engines of the plugin (diagnostics and tests): engines on
+ * one pack file read one copy of its grid bytes (BGRD) and one parsed sidecar. The pointers are
+ * identities only, never to be read through. */
+typedef struct nm_plugin_shared_info {
+    const void *grid_bytes;    /* the engine's BGRD bytes (NULL: none, or e NULL) */
+    uint64_t grid_size;
+    uint32_t grid_holders;     /* engines reading these bytes (0 when not shared) */
+    const void *fields;        /* the engine's parsed sidecar (NULL when not shared) */
+    uint32_t fields_holders;
+    uint32_t live_engines, live_grids, live_fields; /* in the whole plugin */
+} nm_plugin_shared_info;
+
 typedef struct nm_plugin_api {
     int abi_version;
     size_t struct_size;        /* sizeof(nm_plugin_api) of the plugin */
 
     /* Opens (or shares) the engine of (pack, zone). nogo_path: the authored no-go table, NULL =
      * none (a file that exists but cannot be parsed makes the open fail). NULL on failure: read
-     * last_error(). Every successful open needs one close. */
+     * last_error(). Every successful open needs one close. Engines of other zones of the same
+     * pack file share its grid bytes and parsed sidecar, loaded once and freed with the last
+     * close (see shared_info). */
     nm_plugin_engine *(*open)(const char *pack_path, const char *zone, const char *nogo_path);
     void (*close)(nm_plugin_engine *e);
     nm_plugin_request_init_fn request_init;
@@ -149,6 +163,8 @@ typedef struct nm_plugin_api {
     double (*zone_floor_y)(nm_plugin_engine *e);
     /* The last error message of the calling thread ("" when none). */
     const char *(*last_error)(void);
+    /* Fills *out with what e shares (e NULL: only the plugin-wide counts). */
+    int (*shared_info)(nm_plugin_engine *e, nm_plugin_shared_info *out);
 } nm_plugin_api;
 
 /* The entry symbol: the function table of this ABI version, or NULL when the plugin does not

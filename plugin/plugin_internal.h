@@ -11,7 +11,8 @@
 #include "pack/pack.h"
 #include "route/route.h"
 
-struct nm_shared_blob;
+struct nm_shared_grid;
+struct nm_shared_fields;
 
 struct nm_plugin_engine {
     char *path;                  /* absolute, normalised pack path (the registry key with zone) */
@@ -20,8 +21,9 @@ struct nm_plugin_engine {
     nm_pack pack;                /* the zone-scoped load */
     nm_route_engine eng;
     pthread_mutex_t mu;          /* plan, warm and regions_near run one at a time per engine */
-    struct nm_shared_blob *bgrd; /* the BGRD bytes shared with other engines on the pack */
+    struct nm_shared_grid *grid; /* the BGRD bytes shared with other engines on the pack */
     int bgrd_section;            /* index of the section whose bytes are borrowed, -1 = none */
+    struct nm_shared_fields *fields; /* the parsed sidecar shared likewise (NULL = its own) */
     double floor_y;
     struct nm_plugin_engine *next;
 };

@@ -3,8 +3,9 @@
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ python3 zlib1g-dev libdeflate-dev libcjson-dev libcriterion-dev
       librecast-dev libopencv-imgproc-dev libopencv-imgcodecs-dev)
-# Optional tools for the sanitizer and fuzz runs of tools/test.sh.
-extra=(clang libclang-rt-14-dev valgrind)
+# Optional tools for the sanitizer and fuzz runs of tools/test.sh (libtsan2: gcc's ThreadSanitizer
+# runtime, usually already there with gcc).
+extra=(clang libclang-rt-14-dev valgrind libtsan2)
 missing=()
 for p in "${pkgs[@]}" "${extra[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — the README's test command: installs what is missing, builds with warnings as errors,
-# runs every test suite, then the same suites under AddressSanitizer + UBSan, then each fuzz
-# target for a bounded time. Prints "N passed, M failed" at the end.
+# runs every test suite, then the same suites under AddressSanitizer + UBSan, then the plugin's
+# two-thread driver under ThreadSanitizer, then each fuzz target for a bounded time. Prints
+# "N passed, M failed" at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -49,6 +50,42 @@ if [ "${NM_NO_SANITIZE:-0}" != 1 ]; then
     run_suite build-asan "$skip" -Db_sanitize=address,undefined -Db_lundef=false -Doverlay=disabled || fail=1
   read -r p2 f2 s2 < <(count build-asan)
   p=$((p + p2)); f=$((f + f2)); s=$((s + s2))
+fi
+
+# Engines of two zones of one pack (sharing its grid bytes and sidecar) planning in two threads at
+# once, under ThreadSanitizer. Criterion's runner does not start under TSan, so the plain-C driver
+# tests/plugin/plugin_soak runs it (it checks every answer against the one planned alone); only it
+# and the plugin are built with -fsanitize=thread, the pack is baked with build-test's tools. Any
+# TSan report fails the step (halt_on_error, and the report text is looked for as well).
+tsan_plugin() {
+  local dir=build-tsan work log
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Doverlay=disabled \
+      >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" -j "$jobs" plugin/libnavmesh_plugin.so tests/plugin/plugin_soak || return 1
+  work=$(mktemp -d /tmp/nm_tsan_XXXXXX)
+  log="$dir/tsan-plugin.log"
+  if ! { build-test/tools/scenegen/scenegen resources/scenes/two_zones/scene.json --out "$work" >/dev/null &&
+         build-test/tools/navbake/navbake --obj "$work/level.obj" --zone "$work/zone.json" --out "$work" \
+           --walkable-as-is --quiet; }; then
+    echo "tsan: baking two_zones failed"; rm -rf "$work"; return 1
+  fi
+  # No address-space randomisation: gcc's TSan runtime rejects some high-entropy layouts.
+  local norand=()
+  setarch "$(uname -m)" -R true 2>/dev/null && norand=(setarch "$(uname -m)" -R)
+  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+    "${norand[@]}" "$dir/tests/plugin/plugin_soak" "$dir/plugin/libnavmesh_plugin.so" \
+    "$work/base.nav.gz" west,east "${NM_TSAN_LEGS:-12}" >"$log" 2>&1
+  local rc=$?
+  rm -rf "$work"
+  cat "$log"
+  [ "$rc" = 0 ] && ! grep -q "ThreadSanitizer" "$log"
+}
+
+if [ "${NM_NO_SANITIZE:-0}" != 1 ] && [ "${NM_NO_TSAN:-0}" != 1 ]; then
+  echo "== plugin: two zones planning in two threads under ThreadSanitizer =="
+  if tsan_plugin; then p=$((p + 1)); else f=$((f + 1)); fail=1; fi
 fi
 
 if [ "${NM_NO_FUZZ:-0}" != 1 ] && command -v clang >/dev/null && [ -x tests/fuzz/run_fuzz.sh ]; then

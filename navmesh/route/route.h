@@ -269,6 +269,7 @@ typedef struct nm_route_engine {
     bool has_grid;
     nm_bnvf fields;
     bool has_fields;
+    bool fields_borrowed;     /* fields belong to someone else (open_shared / take_fields) */
     nm_nogo_table nogo;
     nm_route_zone_entry cache[NM_ROUTE_ZONE_CACHE];
     uint64_t clock;
@@ -286,6 +287,16 @@ char *nm_fields_sidecar_path(const char *main_path);
 int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
                          const char *nogo_path, int workers, nm_error *err);
 void nm_route_engine_close(nm_route_engine *e);
+/* Engine load with a borrowed sidecar (旁包按文件身份共用一份): `fields` was loaded and validated
+ * by another engine for a main pack with this pack's build_hash and FNV and the same BGRD bytes;
+ * the engine only reads it (several engines may plan on it at once) and it must outlive the
+ * engine. fields NULL: load the paired sidecar, as nm_route_engine_open. */
+int nm_route_engine_open_shared(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
+                                const nm_bnvf *fields, const char *nogo_path, int workers,
+                                nm_error *err);
+/* Hands the engine's own sidecar to the caller (*out), who frees it with nm_bnvf_free after the
+ * engine's close; the engine goes on reading it, borrowed. False when it has none of its own. */
+bool nm_route_engine_take_fields(nm_route_engine *e, nm_bnvf *out);
 
 typedef bool (*nm_route_stop_fn)(void *ctx);
 

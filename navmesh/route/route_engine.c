@@ -50,9 +50,11 @@ static void entry_free(nm_route_zone_entry *z)
     memset(z, 0, sizeof *z);
 }
 
-/* 引擎装载: grid section, sidecar, no-go table; any failure makes the engine unusable. */
-int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
-                         const char *nogo_path, int workers, nm_error *err)
+/* 引擎装载: grid section, sidecar (own or borrowed), no-go table; any failure makes the engine
+ * unusable. */
+int nm_route_engine_open_shared(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
+                                const nm_bnvf *fields, const char *nogo_path, int workers,
+                                nm_error *err)
 {
     memset(e, 0, sizeof *e);
     e->pack = pack;
@@ -62,14 +64,26 @@ int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pa
         e->status = nm_fail(&e->err, NM_ERR_STATE, "the pack has no pre-baked grid section (BGRD)");
     } else if ((e->status = nm_bgrd_parse(s->bytes, (size_t)s->size, &e->grid, &e->err)) == NM_OK) {
         e->has_grid = true;
-        char *side = nm_fields_sidecar_path(pack_path ? pack_path : "");
-        if (!side) {
-            e->status = nm_fail(&e->err, NM_ERR_NOMEM, "out of memory");
+        if (fields) {
+            /* the lender validated it against the same bytes; pairing is still checked here */
+            if (fields->build_hash != pack->build_hash || fields->fnv != pack->file_fnv ||
+                fields->bgrd_zone_count != e->grid.zone_count) {
+                e->status = nm_fail(&e->err, NM_ERR_ARG, "the shared fields sidecar belongs to another pack");
+            } else {
+                e->fields = *fields;
+                e->has_fields = true;
+                e->fields_borrowed = true;
+            }
         } else {
-            e->status = nm_bnvf_load(side, pack->build_hash, pack->file_fnv, &e->grid, &e->fields, &e->err);
-            if (e->status == NM_OK) e->has_fields = true;
-            else nm_error_prefix(&e->err, "fields sidecar %s", side);
-            nm_free(side);
+            char *side = nm_fields_sidecar_path(pack_path ? pack_path : "");
+            if (!side) {
+                e->status = nm_fail(&e->err, NM_ERR_NOMEM, "out of memory");
+            } else {
+                e->status = nm_bnvf_load(side, pack->build_hash, pack->file_fnv, &e->grid, &e->fields, &e->err);
+                if (e->status == NM_OK) e->has_fields = true;
+                else nm_error_prefix(&e->err, "fields sidecar %s", side);
+                nm_free(side);
+            }
         }
     } else {
         nm_error_prefix(&e->err, "grid section");
@@ -89,12 +103,26 @@ int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pa
     return e->status;
 }
 
+int nm_route_engine_open(nm_route_engine *e, const nm_pack *pack, const char *pack_path,
+                         const char *nogo_path, int workers, nm_error *err)
+{
+    return nm_route_engine_open_shared(e, pack, pack_path, NULL, nogo_path, workers, err);
+}
+
+bool nm_route_engine_take_fields(nm_route_engine *e, nm_bnvf *out)
+{
+    if (!e || !out || !e->has_fields || e->fields_borrowed) return false;
+    *out = e->fields;
+    e->fields_borrowed = true;
+    return true;
+}
+
 void nm_route_engine_close(nm_route_engine *e)
 {
     if (!e) return;
     nm_window_gate_detach(e);
     for (int i = 0; i < NM_ROUTE_ZONE_CACHE; i++) entry_free(&e->cache[i]);
-    if (e->has_fields) nm_bnvf_free(&e->fields);
+    if (e->has_fields && !e->fields_borrowed) nm_bnvf_free(&e->fields);
     if (e->has_grid) nm_bgrd_free(&e->grid);
     nm_nogo_table_free(&e->nogo);
     nm_bgrd_out_free(&e->patch_start);

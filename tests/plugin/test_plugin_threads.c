@@ -1,6 +1,7 @@
 /* test_plugin_threads.c — engines of two zones (the two_zones scene) planning in two threads at
  * once: every answer equals the one planned alone, and both engines of one pack stay independent
- * (each serialises its own calls; a shared pack's bytes are only read). */
+ * (each serialises its own calls; a shared pack's bytes are only read). Engines on one pack share
+ * one copy of the BGRD bytes and one parsed sidecar, freed with the last holder (引擎装载). */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -106,4 +107,118 @@ Test(plugin_threads, two_zones_plan_in_parallel_with_the_same_answers, .init = b
         for (int i = 0; i < NLEGS; i++) free(alone[z][i]);
     api->close(e[0]);
     api->close(e[1]);
+}
+
+/* Every leg of zone z on engine e, each answer malloc'd. */
+static void plan_all(nm_plugin_engine *e, int z, char *out[NLEGS])
+{
+    for (int i = 0; i < NLEGS; i++) {
+        out[i] = plan_text(e, kLegs[z][i]);
+        cr_assert_not_null(out[i]);
+        cr_assert(strstr(out[i], "\"ok\":true"), "zone %d leg %d: %.300s", z, i, out[i]);
+    }
+}
+
+static nm_plugin_shared_info info_of(nm_plugin_engine *e)
+{
+    nm_plugin_shared_info si;
+    cr_assert_eq(pt_api()->shared_info(e, &si), NM_PLUGIN_OK, "%s", pt_api()->last_error());
+    return si;
+}
+
+Test(plugin_threads, engines_on_one_pack_share_grid_bytes_and_sidecar, .init = bake, .fini = unbake,
+     .timeout = 500)
+{
+    const nm_plugin_api *api = pt_api();
+    const char *zones[2] = {"west", "east"};
+    /* unshared: each zone's engine alone, opened and closed before the other */
+    char *alone[2][NLEGS];
+    for (int z = 0; z < 2; z++) {
+        nm_plugin_engine *e = api->open(g_pack, zones[z], NULL);
+        cr_assert_not_null(e, "%s", api->last_error());
+        nm_plugin_shared_info si = info_of(e);
+        cr_assert_not_null(si.grid_bytes);
+        cr_assert_not_null(si.fields, "the sidecar is in the cache");
+        cr_assert_eq(si.grid_holders, 1);
+        cr_assert_eq(si.fields_holders, 1);
+        cr_assert_eq(si.live_grids, 1);
+        cr_assert_eq(si.live_fields, 1);
+        plan_all(e, z, alone[z]);
+        api->close(e);
+        si = info_of(NULL);
+        cr_assert_eq(si.live_engines + si.live_grids + si.live_fields, 0, "freed with the last holder");
+    }
+
+    /* both zones at once: one copy of each */
+    nm_plugin_engine *e[2];
+    for (int z = 0; z < 2; z++) {
+        e[z] = api->open(g_pack, zones[z], NULL);
+        cr_assert_not_null(e[z], "%s", api->last_error());
+    }
+    nm_plugin_shared_info a = info_of(e[0]), b = info_of(e[1]);
+    cr_assert_eq(a.grid_bytes, b.grid_bytes, "one copy of the BGRD bytes");
+    cr_assert_eq(a.grid_size, b.grid_size);
+    cr_assert_eq(a.fields, b.fields, "one parsed sidecar");
+    cr_assert_not_null(a.fields);
+    cr_assert_eq(b.grid_holders, 2);
+    cr_assert_eq(b.fields_holders, 2);
+    cr_assert_eq(b.live_engines, 2);
+    cr_assert_eq(b.live_grids, 1);
+    cr_assert_eq(b.live_fields, 1);
+    /* a second open of (pack, zone) is the same engine, not another holder */
+    nm_plugin_engine *again = api->open(g_pack, zones[0], NULL);
+    cr_assert_eq(again, e[0]);
+    cr_assert_eq(info_of(again).grid_holders, 2);
+    api->close(again);
+
+    /* another pack is not affected: its own bytes and sidecar */
+    nm_plugin_engine *demo = api->open(pt_demo_pack(), "demo", NULL);
+    cr_assert_not_null(demo, "%s", api->last_error());
+    nm_plugin_shared_info d = info_of(demo);
+    cr_assert_neq(d.grid_bytes, a.grid_bytes);
+    cr_assert_neq(d.fields, a.fields);
+    cr_assert_eq(d.grid_holders, 1);
+    cr_assert_eq(d.live_grids, 2);
+    cr_assert_eq(d.live_fields, 2);
+    api->close(demo);
+    cr_assert_eq(info_of(NULL).live_grids, 1);
+
+    /* the shared engines plan at once, in two threads, with the unshared answers */
+    job jobs[2];
+    pthread_t t[2];
+    memset(jobs, 0, sizeof jobs);
+    for (int k = 0; k < 2; k++) {
+        jobs[k].e = e[k];
+        jobs[k].zone = k;
+        cr_assert_eq(pthread_create(&t[k], NULL, worker, &jobs[k]), 0);
+    }
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < 2; k++)
+        for (int r = 0; r < ROUNDS; r++)
+            for (int i = 0; i < NLEGS; i++) {
+                cr_assert_not_null(jobs[k].answers[r][i]);
+                cr_assert_str_eq(jobs[k].answers[r][i], alone[k][i], "%s round %d leg %d", zones[k], r, i);
+                free(jobs[k].answers[r][i]);
+            }
+
+    /* the first close leaves the bytes to the other holder; the last frees them */
+    api->close(e[0]);
+    b = info_of(e[1]);
+    cr_assert_eq(b.grid_bytes, a.grid_bytes);
+    cr_assert_eq(b.grid_holders, 1);
+    cr_assert_eq(b.fields_holders, 1);
+    cr_assert_eq(b.live_engines, 1);
+    char *later[NLEGS];
+    plan_all(e[1], 1, later);
+    for (int i = 0; i < NLEGS; i++) {
+        cr_assert_str_eq(later[i], alone[1][i], "east leg %d after west closed", i);
+        free(later[i]);
+    }
+    api->close(e[1]);
+    nm_plugin_shared_info none = info_of(NULL);
+    cr_assert_eq(none.live_engines, 0);
+    cr_assert_eq(none.live_grids, 0);
+    cr_assert_eq(none.live_fields, 0);
+    for (int z = 0; z < 2; z++)
+        for (int i = 0; i < NLEGS; i++) free(alone[z][i]);
 }

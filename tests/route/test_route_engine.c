@@ -336,3 +336,39 @@ Test(engine, regions_near_lists_every_region_within_8_px)
     nm_free(rids);
     nm_route_engine_close(&e);
 }
+
+/* 引擎装载, shared: a second engine borrowing the first's parsed sidecar plans the same route bit for
+ * bit, and a sidecar of another main pack (build hash / FNV) is refused. */
+Test(engine, a_borrowed_sidecar_plans_the_same_route)
+{
+    nm_route_engine a, b;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&a, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    nm_bnvf own;
+    cr_assert(nm_route_engine_take_fields(&a, &own));
+    cr_assert_not(nm_route_engine_take_fields(&a, &own), "handed over once");
+    cr_assert_eq(nm_route_engine_open_shared(&b, &g_pack, g_pack_path, &own, NULL, 1, &err), NM_OK, "%s",
+                 err.msg);
+    cr_assert_eq(b.fields.owned, own.owned, "borrowed, not reloaded");
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_result ra, rb;
+    cr_assert_eq(nm_route_plan(&a, &q, &ra, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_plan(&b, &q, &rb, &err), NM_OK, "%s", err.msg);
+    cr_assert(ra.ok && rb.ok, "%s | %s", ra.error, rb.error);
+    cr_assert_eq(ra.npoints, rb.npoints);
+    cr_assert_eq(memcmp(ra.xy, rb.xy, sizeof(double) * 2 * ra.npoints), 0);
+    cr_assert_eq(ra.length, rb.length);
+    nm_route_result_free(&ra);
+    nm_route_result_free(&rb);
+    nm_route_engine_close(&b);
+
+    nm_bnvf other = own;
+    other.fnv ^= 1;
+    cr_expect_neq(nm_route_engine_open_shared(&b, &g_pack, g_pack_path, &other, NULL, 1, &err), NM_OK);
+    cr_expect(strstr(err.msg, "another pack") != NULL, "%s", err.msg);
+    nm_route_engine_close(&b);
+
+    nm_route_engine_close(&a);
+    cr_assert_not_null(own.owned, "the engines' close leaves the borrowed sidecar alone");
+    nm_bnvf_free(&own);
+}
