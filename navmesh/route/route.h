@@ -353,6 +353,8 @@ typedef struct nm_route_result {
     uint32_t hop_index;       /* 台沿下落换类: index of the landing point, UINT32_MAX = none */
     double hop_height;        /* landing surface height, m */
     double ms_checks, ms_window, ms_topo, ms_geo, ms_post, ms_total;
+    double base_cost;         /* the baseline's cost (cells, unit price: its length from snap
+                                 anchor to snap anchor); summed over both parts of a hop */
 
     /* ---- what the host drives (输入与输出): filled on success ---- */
     uint32_t *waypoints;      /* indices into the points: excludes the start, ends with npoints-1,

@@ -623,6 +623,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
         r->nwaypoints = po.nwaypoints;
         po.waypoints = NULL;
     }
+    r->base_cost = sr->base_cost;
     r->win_x0 = w->win.x0;
     r->win_y0 = w->win.y0;
     r->win_nx = w->win.nx;
@@ -833,6 +834,7 @@ static int join_hop(nm_route_result *r, const nm_route_result *ra, const nm_rout
             w += len + (nl ? 1 : 0);
         }
     }
+    r->base_cost = ra->base_cost + rb->base_cost;
     r->win_x0 = ra->win_x0;
     r->win_y0 = ra->win_y0;
     r->win_nx = ra->win_nx;

@@ -57,6 +57,24 @@ static void make_dir(pu_world *W)
     cr_assert_not_null(mkdtemp(W->dir));
 }
 
+/* the zone: the first "name" of the baked scene's zone.json */
+static void first_zone(const pu_world *W, char zone[64])
+{
+    char zpath[600], buf[4096] = {0};
+    zone[0] = 0;
+    snprintf(zpath, sizeof zpath, "%s/zone.json", W->dir);
+    FILE *f = fopen(zpath, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strstr(buf, "\"name\"");
+    cr_assert_not_null(p, "zone.json has no zone name");
+    p = strchr(p + 6, '"');
+    cr_assert_not_null(p);
+    sscanf(p + 1, "%63[^\"]", zone);
+}
+
 void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int workers)
 {
     make_dir(W);
@@ -72,23 +90,12 @@ void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int wor
     snprintf(cmd, sizeof cmd, "'%s' --obj '%s/level.obj' --zone '%s/zone.json' --out '%s/out' --walkable-as-is --quiet",
              nb, W->dir, W->dir, W->dir);
     run(cmd);
-    /* the zone: the first "name" of zone.json */
-    char zpath[600], buf[4096] = {0}, zone[64] = {0};
-    snprintf(zpath, sizeof zpath, "%s/zone.json", W->dir);
-    FILE *f = fopen(zpath, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strstr(buf, "\"name\"");
-    cr_assert_not_null(p, "zone.json has no zone name");
-    p = strchr(p + 6, '"');
-    cr_assert_not_null(p);
-    sscanf(p + 1, "%63[^\"]", zone);
+    char zone[64];
+    first_zone(W, zone);
     const char *np = NULL;
     if (nogo_json) {
         snprintf(nogo, sizeof nogo, "%s/nogo.json", W->dir);
-        f = fopen(nogo, "w");
+        FILE *f = fopen(nogo, "w");
         cr_assert_not_null(f);
         fputs(nogo_json, f);
         fclose(f);
@@ -111,21 +118,24 @@ void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char
     open_world(W, zone_name, NULL, workers);
 }
 
-void pu_bake_movingai(pu_world *W, const char *map, const char *scen, const char **legs_path)
+void pu_bake_movingai(pu_world *W, const char *map, const char *scen, double tile_px, const char **legs_path)
 {
     make_dir(W);
     static char legs[600];
     char sg[600], nb[600], cmd[4096];
     tool_path(sg, sizeof sg, "scenegen");
     tool_path(nb, sizeof nb, "navbake");
-    snprintf(cmd, sizeof cmd, "'%s' --movingai '%s' --scen '%s' --out '%s' > /dev/null", sg, map, scen, W->dir);
+    snprintf(cmd, sizeof cmd, "'%s' --movingai '%s' --scen '%s' --tile %.17g --out '%s' > /dev/null", sg, map, scen,
+             tile_px, W->dir);
     run(cmd);
     snprintf(cmd, sizeof cmd, "'%s' --obj '%s/level.obj' --zone '%s/zone.json' --out '%s/out' --walkable-as-is --quiet",
              nb, W->dir, W->dir, W->dir);
     run(cmd);
     snprintf(legs, sizeof legs, "%s/legs.txt", W->dir);
     *legs_path = legs;
-    open_world(W, "arena", NULL, 0);
+    char zone[64];
+    first_zone(W, zone);
+    open_world(W, zone, NULL, 0);
 }
 
 void pu_close(pu_world *W)

@@ -28,8 +28,9 @@ void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int wor
  * none). */
 void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char *zone_name,
                  double scale, int workers);
-/* Bakes a Moving AI map with its scenario; *legs_path gets the legs file (static buffer). */
-void pu_bake_movingai(pu_world *W, const char *map, const char *scen, const char **legs_path);
+/* Bakes a Moving AI map with its scenario at tile_px pixels per tile (scenegen --tile); *legs_path
+ * gets the legs file (static buffer; positions and optimal lengths in px). */
+void pu_bake_movingai(pu_world *W, const char *map, const char *scen, double tile_px, const char **legs_path);
 void pu_close(pu_world *W);
 
 /* A request in scene metres (self check on). */

@@ -196,12 +196,13 @@ Test(scenes, formula_terrain_blocks_meet_without_cracks)
     nm_sg_world_free(w);
 }
 
-Test(scenes, movingai_tiles_are_pixels_and_walls_are_cut)
+Test(scenes, movingai_tiles_and_walls_are_cut)
 {
     nm_sg_world *w = tl_load("resources/scenes/movingai/arena.map");
     cr_assert_not_null(w);
-    cr_assert_float_eq(w->zones[0].tf[0], 1, 0);
-    cr_assert_float_eq(w->zones[0].tf[2], 1, 0);
+    const double T = NM_SG_MOVINGAI_TILE_PX; /* px per tile; a tile is 1 m */
+    cr_assert_float_eq(w->zones[0].tf[0], T, 0);
+    cr_assert_float_eq(w->zones[0].tf[2], T, 0);
     char path[4096];
     snprintf(path, sizeof path, "%s/resources/scenes/movingai/arena.map", tl_src());
     char *map = tl_read(path);
@@ -234,7 +235,7 @@ Test(scenes, movingai_tiles_are_pixels_and_walls_are_cut)
     double sx, sy, gx, gy, opt;
     const char *l2 = strchr(legs, '\n') + 1;
     cr_assert_eq(sscanf(l2, "%lf %lf %lf %lf %lf", &sx, &sy, &gx, &gy, &opt), 5);
-    cr_assert_float_eq(sx - floor(sx), 0.5, 1e-12);
+    cr_assert_float_eq(sx / T - floor(sx / T), 0.5, 1e-12, "a tile centre");
     cr_assert_geq(opt + 1e-9, hypot(gx - sx, gy - sy), "optimal below the straight line");
     free(scen);
     nm_free(legs);

@@ -1,7 +1,7 @@
 /* scenegen.c — the command line of the test-world generator:
  *   scenegen SCENE.json --out DIR [--picture PNG] [--scale S]
  *   scenegen SCENE.json --obj FILE --zone FILE [--picture PNG]
- *   scenegen --movingai MAP.map --out DIR [--scen MAP.map.scen] [--picture PNG]
+ *   scenegen --movingai MAP.map --out DIR [--scen MAP.map.scen] [--tile PX] [--picture PNG]
  * writes DIR/level.obj and DIR/zone.json for navbake --walkable-as-is (and DIR/legs.txt for a
  * Moving AI scenario). */
 #include "sg.h"
@@ -45,14 +45,14 @@ static void usage(void)
     fprintf(stderr,
             "usage: scenegen SCENE.json --out DIR [--picture PNG] [--scale S]\n"
             "       scenegen SCENE.json --obj FILE --zone FILE [--picture PNG] [--scale S]\n"
-            "       scenegen --movingai MAP.map --out DIR [--scen FILE.scen] [--picture PNG]\n");
+            "       scenegen --movingai MAP.map --out DIR [--scen FILE.scen] [--tile PX] [--picture PNG]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *scene = NULL, *out = NULL, *obj = NULL, *zone = NULL, *pic = NULL;
     const char *mai = NULL, *scen = NULL;
-    double scale = 0;
+    double scale = 0, tile = NM_SG_MOVINGAI_TILE_PX;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -63,6 +63,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--scale") && next) scale = atof(argv[++i]);
         else if (!strcmp(a, "--movingai") && next) mai = argv[++i];
         else if (!strcmp(a, "--scen") && next) scen = argv[++i];
+        else if (!strcmp(a, "--tile") && next) tile = atof(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage();
             return 0;
@@ -83,13 +84,13 @@ int main(int argc, char **argv)
     int rc = text ? NM_OK : err.code;
     if (!rc) {
         rc = scene ? nm_sg_world_from_json(text, src, &w, &err)
-                   : nm_sg_world_from_movingai(text, src, &w, &err);
+                   : nm_sg_world_from_movingai_px(text, src, tile, &w, &err);
     }
     free(text);
     if (!rc) rc = nm_sg_write(w, out, obj, zone, &err);
     if (!rc && scen) {
         char *st = slurp(scen, &err), *legs = NULL;
-        rc = st ? nm_sg_scen_convert(st, scen, &legs, &err) : err.code;
+        rc = st ? nm_sg_scen_convert_px(st, scen, tile, &legs, &err) : err.code;
         free(st);
         if (!rc) {
             char path[4096];

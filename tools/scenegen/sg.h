@@ -79,10 +79,18 @@ typedef struct nm_sg_world {
 /* Builds a world from scene.json text; label names the file in messages. */
 int nm_sg_world_from_json(const char *text, const char *label, nm_sg_world **out, nm_error *err);
 /* Builds a world from a Moving AI .map text: tile (x, y) covers plan [x, x+1) × [y, y+1) metres
- * and the zone transform is [1, 0, 1, 0], so one tile is one pixel; passable tiles ('.', 'G',
- * 'S') are floor at h = 0, every other tile is a 3 m solid whose footprint is cut out. */
+ * and the zone transform is [T, 0, T, 0], T = NM_SG_MOVINGAI_TILE_PX px per tile; passable tiles
+ * ('.', 'G', 'S') are floor at h = 0, every other tile is a 3 m solid whose footprint is cut
+ * out. */
 int nm_sg_world_from_movingai(const char *text, const char *label, nm_sg_world **out,
                               nm_error *err);
+/* The same with tile_px pixels per tile (zone transform [tile_px, 0, tile_px, 0]; a tile stays
+ * 1 m, so heights and the agent keep their metres). */
+int nm_sg_world_from_movingai_px(const char *text, const char *label, double tile_px,
+                                 nm_sg_world **out, nm_error *err);
+/* Default px per tile: the benchmark's agent fits a one-tile corridor; the planner's keeps
+ * kClrPref = 1.75 px on each side, so a tile must be >= 3.5 px (4 keeps tile edges on cells). */
+#define NM_SG_MOVINGAI_TILE_PX 4.0
 void nm_sg_world_free(nm_sg_world *w);
 
 /* The OBJ text (vertices "%.6f", groups in creation order). Caller frees *out with nm_free. */
@@ -112,8 +120,11 @@ double nm_sg_expr_eval(const nm_sg_expr *e, double x, double y);
 void nm_sg_expr_free(nm_sg_expr *e);
 
 /* Moving AI scenario: parses "version 1" + lines into legs, writes "sx sy gx gy opt" per line
- * (tile centres in px: x + 0.5, y + 0.5; opt in px since a tile is a pixel). */
+ * in px at NM_SG_MOVINGAI_TILE_PX px per tile (tile centres (x + 0.5)·T, opt·T). */
 int nm_sg_scen_convert(const char *scen_text, const char *label, char **out, nm_error *err);
+/* The same with tile_px pixels per tile: positions (x + 0.5) * tile_px, opt * tile_px. */
+int nm_sg_scen_convert_px(const char *scen_text, const char *label, double tile_px, char **out,
+                          nm_error *err);
 
 /* Helpers shared by the builders (sg_mesh.c). */
 int nm_sg_group_get(nm_sg_world *w, const char *name, int role, int zone, int area,

@@ -1,7 +1,8 @@
 /* sg_movingai.c — turns a Moving AI 2-D benchmark map into a scene (tile (x, y) covers plan
- * metres [x, x+1) × [y, y+1) and the zone transform is [1, 0, 1, 0], so one tile is one pixel;
- * passable tiles '.', 'G', 'S' are floor, every other tile a 3 m solid whose footprint is cut
- * from the floor) and its .scen file into legs "sx sy gx gy optimal" in pixels. */
+ * metres [x, x+1) × [y, y+1) and the zone transform is [T, 0, T, 0], T px per tile (4 by
+ * default, so a one-tile corridor holds the agent's kClrPref = 1.75 px either side); passable
+ * tiles '.', 'G', 'S' are floor, every other tile a 3 m solid whose footprint is cut from the
+ * floor) and its .scen file into legs "sx sy gx gy optimal" in pixels. */
 #include "sg_build.h"
 
 #include <math.h>
@@ -28,8 +29,16 @@ static bool next_line(const char **p, char *buf, size_t cap)
 int nm_sg_world_from_movingai(const char *text, const char *label, nm_sg_world **out,
                               nm_error *err)
 {
+    return nm_sg_world_from_movingai_px(text, label, NM_SG_MOVINGAI_TILE_PX, out, err);
+}
+
+int nm_sg_world_from_movingai_px(const char *text, const char *label, double tile_px,
+                                 nm_sg_world **out, nm_error *err)
+{
     *out = NULL;
     if (!label) label = "map";
+    if (!(tile_px >= 0.25 && tile_px <= 64))
+        return nm_fail(err, NM_ERR_ARG, "%s: tile size %g px out of [0.25, 64]", label, tile_px);
     const char *p = text;
     char line[8192];
     long W = -1, H = -1;
@@ -59,7 +68,7 @@ int nm_sg_world_from_movingai(const char *text, const char *label, nm_sg_world *
             *q = '_';
     w->nz = 1;
     snprintf(w->zones[0].name, sizeof w->zones[0].name, "%s", w->name);
-    w->zones[0].tf[0] = 1, w->zones[0].tf[2] = 1;
+    w->zones[0].tf[0] = tile_px, w->zones[0].tf[2] = tile_px;
     int rc = NM_OK;
     char gname[160];
     snprintf(gname, sizeof gname, "walk_%s", w->name);
@@ -117,8 +126,16 @@ int nm_sg_world_from_movingai(const char *text, const char *label, nm_sg_world *
 
 int nm_sg_scen_convert(const char *scen_text, const char *label, char **out, nm_error *err)
 {
+    return nm_sg_scen_convert_px(scen_text, label, NM_SG_MOVINGAI_TILE_PX, out, err);
+}
+
+int nm_sg_scen_convert_px(const char *scen_text, const char *label, double tile_px, char **out,
+                          nm_error *err)
+{
     *out = NULL;
     if (!label) label = "scen";
+    if (!(tile_px >= 0.25 && tile_px <= 64))
+        return nm_fail(err, NM_ERR_ARG, "%s: tile size %g px out of [0.25, 64]", label, tile_px);
     const char *p = scen_text;
     char line[4096];
     if (!next_line(&p, line, sizeof line) || strncmp(line, "version", 7) != 0)
@@ -127,9 +144,9 @@ int nm_sg_scen_convert(const char *scen_text, const char *label, char **out, nm_
     char *buf = nm_malloc(cap);
     if (!buf) return nm_fail(err, NM_ERR_NOMEM, "scenegen: out of memory");
     n += (size_t)snprintf(buf, cap,
-                          "# legs from %s: sx sy gx gy optimal, pixels (1 tile = 1 px, tile "
-                          "centres at +0.5)\n",
-                          label);
+                          "# legs from %s: sx sy gx gy optimal, pixels (1 tile = %g px, tile "
+                          "centres at +0.5 tile)\n",
+                          label, tile_px);
     long ln = 1;
     while (next_line(&p, line, sizeof line)) {
         ln++;
@@ -151,8 +168,10 @@ int nm_sg_scen_convert(const char *scen_text, const char *label, char **out, nm_
             }
             buf = q;
         }
-        n += (size_t)snprintf(buf + n, cap - n, "%.1f %.1f %.1f %.1f %.8f\n", sx + 0.5, sy + 0.5,
-                              gx + 0.5, gy + 0.5, opt);
+        n += (size_t)snprintf(buf + n, cap - n, "%.4f %.4f %.4f %.4f %.8f\n",
+                              ((double)sx + 0.5) * tile_px, ((double)sy + 0.5) * tile_px,
+                              ((double)gx + 0.5) * tile_px, ((double)gy + 0.5) * tile_px,
+                              opt * tile_px);
     }
     *out = buf;
     return NM_OK;
