@@ -67,6 +67,83 @@ static int cmp_open(const void *a, const void *b)
     return hx < hy ? -1 : hx > hy;
 }
 
+/* Landing span of a link end for the region join: the span of the end's cell nearest in height
+ * to the declared height within kMcHBand (lower span on ties), as the window lands it; -1 when
+ * the cell is outside or has none. */
+static int64_t join_landing(const nm_bake_grid_zone *z, const nm_span_table *T, const float pt[3])
+{
+    double fx = floor(pt[0] / NM_kCS) - z->gx0, fy = floor(pt[1] / NM_kCS) - z->gy0;
+    if (!(fx >= 0 && fy >= 0 && fx < z->w && fy < z->h)) return -1;
+    uint32_t first, n = nm_span_cell_spans(T, (uint32_t)fy * (uint32_t)z->w + (uint32_t)fx, &first);
+    int64_t best = -1;
+    double bd = INFINITY;
+    for (uint32_t k = first; k < first + n; k++) {
+        double d = fabs((double)T->sp_h[k] - (double)pt[2]);
+        if (d <= NM_kMcHBand && d < bd) {
+            bd = d;
+            best = k;
+        }
+    }
+    return best;
+}
+
+static uint32_t join_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, const nm_span_table *T,
+                         uint32_t *rid, uint32_t *nreg, nm_error *err);
+
+/* Regions joined by off-mesh links: the window searches one region and lands a link only on
+ * that region's spans, so a link whose two ends land in different regions (an island reached
+ * only by a link) joins them into one; the component graph stays without links and the window
+ * closes the reach set over them. Regions are renumbered in order of their first span, as
+ * LabelRegions numbers them; without such links the numbers do not change. */
+int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, const nm_span_table *T,
+                         uint32_t *rid, uint32_t *nreg, nm_error *err)
+{
+    const nm_pack *P = zc->pack;
+    uint32_t n = *nreg, *par = NULL, *num = NULL;
+    bool joined = false;
+    for (uint32_t i = 0; i < P->offmesh_count; i++) {
+        const nm_offmesh *o = &P->offmesh[i];
+        if (o->zone_id != z->zone_id) continue;
+        int64_t a = join_landing(z, T, o->pts[0]), b = join_landing(z, T, o->pts[1]);
+        if (a < 0 || b < 0 || rid[a] == rid[b]) continue;
+        if (!par) {
+            par = nm_malloc(((size_t)n + 1) * sizeof *par);
+            if (!par) return nm_fail(err, NM_ERR_NOMEM, "%s: link regions: out of memory", z->name);
+            for (uint32_t r = 0; r <= n; r++) par[r] = r;
+        }
+        uint32_t ra = join_find(par, rid[a]), rb = join_find(par, rid[b]);
+        if (ra == rb) continue;
+        if (ra < rb) par[rb] = ra; else par[ra] = rb; /* smaller root: order independent */
+        joined = true;
+    }
+    if (joined) {
+        num = nm_calloc((size_t)n + 1, sizeof *num);
+        if (!num) {
+            nm_free(par);
+            return nm_fail(err, NM_ERR_NOMEM, "%s: link regions: out of memory", z->name);
+        }
+        uint32_t next = 0;
+        for (uint32_t k = 0; k < T->nspans; k++) {
+            uint32_t r = join_find(par, rid[k]);
+            if (!num[r]) num[r] = ++next;
+            rid[k] = num[r];
+        }
+        *nreg = next;
+    }
+    nm_free(par);
+    nm_free(num);
+    return NM_OK;
+}
+
 int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err);
 
 int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err)

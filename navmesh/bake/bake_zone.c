@@ -590,6 +590,8 @@ done:
 }
 
 int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err); /* bake_pack.c */
+int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, const nm_span_table *T,
+                         uint32_t *rid, uint32_t *nreg, nm_error *err); /* bake_pack.c */
 
 #define NOMEM(what) do { rc = nm_fail(err, NM_ERR_NOMEM, "%s: %s: out of memory", zname, what); goto fail; } while (0)
 
@@ -675,6 +677,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     zw.rid = nm_malloc((size_t)ns * sizeof *zw.rid + 4);
     if (!zw.rid) NOMEM("regions");
     rc = nm_grid_label_regions(T, zw.rid, &zw.nreg, err);
+    if (rc == NM_OK) rc = nm_bake_link_regions(zc, &Z, T, zw.rid, &zw.nreg, err);
     if (rc != NM_OK) goto fail_op;
     Z.global_regions = zw.nreg;
 

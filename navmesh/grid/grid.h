@@ -218,7 +218,10 @@ extern const int nm_grid_step_dy[4];
 /* Step bits of span k: for each direction i, the partner is the span of cell c + d_i with the
  * smallest |dh| among those with |dh| <= kClimb (and, when rid is not NULL, the same rid; lower
  * height wins ties); without a partner both bits stay 0. Bit 2i = RiseOk(c -> b) fails,
- * bit 2i+1 = RiseOk(b -> c) fails. */
+ * bit 2i+1 = RiseOk(b -> c) fails, each unless the edge is crossed straight in that direction by
+ * other spans (one of the column behind steps into one of the cell that steps across the edge,
+ * both within kClimb, same rid): the window ORs a cell's bits, and a ban must not cut that
+ * crossing (the exit column of a dip or bump holds both heights). */
 uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                           uint32_t k);
 

@@ -95,6 +95,42 @@ bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i
     return false;
 }
 
+/* A straight crossing of the edge from column (i, j) to (i + dx, j + dy): a span of the column
+ * behind steps into a span of (i, j) that steps on across the edge, both steps within kClimb of
+ * height and passed by RiseOk (spans of region r only, when rid is given). */
+static bool edge_crossed(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                         uint32_t r, int32_t i, int32_t j, int dx, int dy)
+{
+    int64_t cb = cell_at(t, i, j, dx, dy, -1), cc = cell_at(t, i, j, dx, dy, 0), cn = cell_at(t, i, j, dx, dy, 1);
+    if (cb < 0 || cc < 0 || cn < 0)
+        return false;
+    uint32_t fb, nb = nm_span_cell_spans(t, (uint32_t)cb, &fb);
+    uint32_t fc, nc = nm_span_cell_spans(t, (uint32_t)cc, &fc);
+    uint32_t fn, nn = nm_span_cell_spans(t, (uint32_t)cn, &fn);
+    for (uint32_t a = fc; a < fc + nc; a++) {
+        if (rid && rid[a] != r)
+            continue;
+        const double ha = t->sp_h[a];
+        bool in = false, on = false;
+        for (uint32_t q = fb; q < fb + nb && !in; q++)
+            in = (!rid || rid[q] == r) && fabs((double)t->sp_h[q] - ha) <= NM_kClimb &&
+                 nm_grid_rise_ok(t, gate, i - dx, j - dy, dx, dy, t->sp_h[q], ha);
+        for (uint32_t p = fn; in && p < fn + nn && !on; p++)
+            on = (!rid || rid[p] == r) && fabs((double)t->sp_h[p] - ha) <= NM_kClimb &&
+                 nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, t->sp_h[p]);
+        if (in && on)
+            return true;
+    }
+    return false;
+}
+
+/* Step bits: a step the span cannot make to its partner (the nearest span of the region within
+ * kClimb in the neighbour column) forbids the cell edge, in that direction, unless the edge is
+ * crossed straight through by another level of the same column (edge_crossed). The window ORs
+ * the bits of a cell's records, so a ban stands for every span of the column: the dip's exit
+ * column holds the dip floor and the road, and the floor's refused 1 m rise must not cut the
+ * road's level step out (浅坑: the way out rises onto the road one column earlier). RiseOk still
+ * refuses the span's own step in the search. */
 uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                           uint32_t k)
 {
@@ -125,9 +161,12 @@ uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, cons
         if (best < 0)
             continue;
         double hb = t->sp_h[best];
-        if (!nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb))
+        const uint32_t r = rid ? rid[k] : 0;
+        if (!nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb) &&
+            !edge_crossed(t, gate, rid, r, i, j, dx, dy))
             bits |= (uint8_t)(1u << (2 * d));
-        if (!nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha))
+        if (!nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha) &&
+            !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
             bits |= (uint8_t)(1u << (2 * d + 1));
     }
     return bits;

@@ -38,6 +38,17 @@ typedef struct nm_post_points_vis {
 } nm_post_points_vis;
 bool nm_post_vis_points(void *ctx, uint32_t i, uint32_t j);
 
+/* The same, never across an off-mesh link (离网连接段不展开: no ground between its ends), so
+ * StringPull keeps both ends of every link and takes the link step itself unchecked.
+ * next_link (NULL = no links): per point i, the first point after i reached over a link, else n
+ * (nm_post_next_links from per-point flags: 1 = reached over a link from the previous point). */
+typedef struct nm_post_link_vis {
+    nm_post_points_vis pv;
+    const uint32_t *next_link;
+} nm_post_link_vis;
+bool nm_post_vis_points_links(void *ctx, uint32_t i, uint32_t j);
+void nm_post_next_links(const uint8_t *link, uint32_t n, uint32_t *next_link);
+
 /* ---- 端点拼接 ---------------------------------------------------------------------------------- */
 /* out = raw start, the n points of xy, raw goal; middle points within 0.4 px of either raw end
  * removed; neighbours closer than 1e-9 px deduplicated; with parent_chain, b is removed when
@@ -136,6 +147,8 @@ typedef struct nm_post_input {
     double scale_x;           /* zone transform x scale, px per m (0 = no drop margins) */
     nm_post_drivable_fn drivable; /* NULL = every chord drivable */
     void *drivable_ctx;
+    const uint8_t *link;      /* NULL or per point: 1 = reached over an off-mesh link from the
+                               * previous point (no ground between them: never pulled across) */
 } nm_post_input;
 
 typedef struct nm_post_output {
@@ -148,6 +161,7 @@ typedef struct nm_post_output {
     uint32_t ndrops;
     uint32_t *waypoints;
     uint32_t nwaypoints;
+    uint8_t *link;         /* NULL without links, else per point: 1 = reached over a link */
     uint32_t lifted;
     /* diagnostics: the intermediate polylines (after the pull, after the splice) */
     double *pulled_xy;

@@ -415,6 +415,8 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
             if (!nm_sight_ok(&hard, ax, ay, bx, by, hl ? hl[k] : 0.0f, hl ? hl[k + 1] : 0.0f)) r->self_check_ends++;
             continue;
         }
+        /* an off-mesh link's segment has no ground between its ends: not walked */
+        if (po->link && po->link[k + 1]) continue;
         bool drop = false, after = false;
         for (uint32_t d = 0; d < r->ndrops; d++) {
             drop |= r->drops[d].index == k + 1;
@@ -479,9 +481,13 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
         uint32_t m = po->npulled;
         float *ph = (float *)nm_malloc((size_t)m * sizeof *ph);
         uint32_t *keep = (uint32_t *)nm_malloc((size_t)m * sizeof *keep);
-        if (!ph || !keep) {
+        uint8_t *plink = po->link ? (uint8_t *)nm_calloc(m, 1) : NULL;
+        uint32_t *next_link = po->link ? (uint32_t *)nm_malloc((size_t)m * sizeof *next_link) : NULL;
+        if (!ph || !keep || (po->link && (!plink || !next_link))) {
             nm_free(ph);
             nm_free(keep);
+            nm_free(plink);
+            nm_free(next_link);
             nm_free(hout);
             return NM_ERR_NOMEM;
         }
@@ -491,9 +497,14 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
         for (uint32_t k = 0; k < m && matched; k++) {
             while (at < in->n && (in->xy[2 * at] != po->pulled_xy[2 * k] || in->xy[2 * at + 1] != po->pulled_xy[2 * k + 1]))
                 at++;
-            if (at == in->n) matched = false;
-            else ph[k] = in->h ? in->h[at] : 0.0f;
+            if (at == in->n) {
+                matched = false;
+            } else {
+                ph[k] = in->h ? in->h[at] : 0.0f;
+                if (plink && in->link) plink[k] = in->link[at]; /* the pull never crosses a link */
+            }
         }
+        if (next_link) nm_post_next_links(plink, m, next_link);
         nm_sight_view view = {w, in->blk, NULL, in->oracle, false, false};
         if (in->kind == NM_POST_PARENT_CHAIN) {
             view.on = in->tm;
@@ -502,13 +513,15 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
         } else if (in->kind == NM_POST_SPAN_PATH) {
             view.layers = true;
         }
-        nm_post_points_vis pv = {&view, po->pulled_xy, in->h ? ph : NULL};
+        nm_post_link_vis pv = {{&view, po->pulled_xy, in->h ? ph : NULL}, next_link};
         r->self_checks++;
         if (!matched) check_fail(r, "a pulled point is not a pull input point");
-        else if (nm_post_string_pull(m, nm_post_vis_points, &pv, keep) != m)
+        else if (nm_post_string_pull(m, nm_post_vis_points_links, &pv, keep) != m)
             check_fail(r, "StringPull is not idempotent (%u points)", m);
         nm_free(ph);
         nm_free(keep);
+        nm_free(plink);
+        nm_free(next_link);
     }
     /* 4. drop landings: waypoints, below the point before */
     for (uint32_t d = 0; d < r->ndrops; d++) {
@@ -589,6 +602,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     in.drivable = nm_post_zone_drivable;
     in.drivable_ctx = (void *)z->zc;
     in.scale_x = z->pack_zone >= 0 ? (double)e->pack->zones[z->pack_zone].t[0] : 0.0;
+    in.link = chain ? sr->chain.link : sr->final.link;
     rc = nm_post_run(&in, &po, err);
     if (rc) goto out;
     r->npoints = po.n;

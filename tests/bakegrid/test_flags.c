@@ -178,6 +178,46 @@ Test(bakegrid, bridge_two_regions_fwal)
     sb_free(&b);
 }
 
+/* ---- regions joined by an off-mesh link ------------------------------------------------------
+ * A bank [0,10]x[0,10] and an island [20,30]x[0,10], both at 0 m, apart: two regions by
+ * LabelRegions; a link from (8, 5, 0) to (22, 5, 0.5) lands in both, so the bake joins them (the
+ * window lands links on its one region's spans only). */
+Test(bakegrid, link_joins_the_regions_of_its_ends)
+{
+    sb b = {0};
+    mesh_group(&b, "bank");
+    mesh_rect(&b, 0, 0, 10, 10, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "island");
+    mesh_rect(&b, 20, 0, 30, 10, 0.0, 2.0, 0, 0, 0, 0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    cr_assert_eq(z.global_regions, 2, "apart without a link");
+    nm_bake_grid_zone_free(&z);
+    /* a one-way link; the bake reads the loaded pack's BOML records */
+    nm_offmesh *om = nm_realloc(p.offmesh, (p.offmesh_count + 1) * sizeof *om);
+    cr_assert_not_null(om);
+    p.offmesh = om;
+    nm_offmesh *o = &om[p.offmesh_count++];
+    memset(o, 0, sizeof *o);
+    o->zone_id = p.zones[0].id;
+    o->cost_modifier = 1.0f;
+    const float ends[2][3] = {{8.0f, 5.0f, 0.0f}, {22.0f, 5.0f, 0.5f}};
+    memcpy(o->pts, ends, sizeof ends);
+    bake_grid0(&p, 1, &z);
+    cr_assert_eq(z.global_regions, 1, "joined by the link");
+    const nm_grid_rec *a = rec_near(&z, cell_of(5.0), cell_of(5.0), 0.0, 1e-6);
+    const nm_grid_rec *c = rec_near(&z, cell_of(25.0), cell_of(5.0), 0.0, 1e-6);
+    cr_assert(a && c && a->rid == 1 && c->rid == 1);
+    cr_assert_eq(z.link_count, 1);
+    cr_assert_eq(z.links[0].valid, 3, "both ends land");
+    cr_assert_eq(z.links[0].lo.rid, z.links[0].hi.rid);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
 /* ---- stairs -----------------------------------------------------------------------------------
  * Two flights along +u, treads 2 px long, 4 px wide: risers 0.5 m at v [0,4], 1 m at v [20,24]. */
 static void stairs(sb *b, double v0, double riser)

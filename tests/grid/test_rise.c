@@ -280,3 +280,57 @@ Test(step_bits, reverse_bit_judges_the_step_back_in_its_own_direction)
     cr_assert_eq(bits, 0x02, "got 0x%02x", bits);
     nm_span_table_free(&t);
 }
+
+/* The span of column i (row 0) at height h. */
+static uint32_t span_of(const nm_span_table *t, int i, double h)
+{
+    uint32_t f, n = nm_span_cell_spans(t, (uint32_t)i, &f);
+    for (uint32_t k = f; k < f + n; k++)
+        if (fabs(t->sp_h[k] - h) < 1e-6) return k;
+    cr_assert_fail("no span at column %d height %.2f", i, h);
+    return 0;
+}
+
+Test(step_bits, dip_exit_column_keeps_the_road_level_step)
+{
+    /* A 1 m dip two columns wide whose walls fall inside columns 2 and 4 (both heights there):
+     * the floor's rise from (4, -1) to (5, 0) is refused (column 2 behind holds both heights),
+     * but the road level of column 4 is entered from the floor at 3 (浅坑) and steps on to 5, so
+     * the edge 4 -> 5 stays open; the search still refuses the floor span's own step. */
+    span_def d[] = {{0, 0, 0.0}, {1, 0, 0.0}, {2, 0, -1.0}, {2, 0, 0.0}, {3, 0, -1.0},
+                    {4, 0, -1.0}, {4, 0, 0.0}, {5, 0, 0.0}, {6, 0, 0.0}};
+    nm_span_table t;
+    table_from_defs(&t, 7, 1, d, sizeof d / sizeof d[0]);
+    cr_assert_not(up_x(&t, 4, -1.0, 0.0), "the floor span's own rise is refused");
+    cr_assert(up_x(&t, 3, -1.0, 0.0), "the way out: floor at 3 onto the road at 4");
+    uint8_t bits = nm_grid_step_bits(&t, NULL, NULL, span_of(&t, 4, -1.0));
+    cr_assert_eq(bits & 1u, 0, "edge 4 -> 5 not forbidden (got 0x%02x)", bits);
+    nm_span_table_free(&t);
+}
+
+Test(step_bits, step_column_still_forbids_the_rise)
+{
+    /* A continuing 1 m step whose face falls inside column 2: its road level is entered only
+     * from the upper side, so the lower span's refused rise forbids the edge 2 -> 3. */
+    span_def d[] = {{0, 0, 0.0}, {1, 0, 0.0}, {2, 0, 0.0}, {2, 0, 1.0}, {3, 0, 1.0}, {4, 0, 1.0}};
+    nm_span_table t;
+    table_from_defs(&t, 5, 1, d, sizeof d / sizeof d[0]);
+    uint8_t bits = nm_grid_step_bits(&t, NULL, NULL, span_of(&t, 2, 0.0));
+    cr_assert_eq(bits & 1u, 1u, "edge 2 -> 3 forbidden (got 0x%02x)", bits);
+    nm_span_table_free(&t);
+}
+
+Test(step_bits, bump_is_open_both_ways)
+{
+    /* A 1 m bump whose faces fall inside columns 2 and 4: east to west, the step from 5 up onto
+     * the top span of 4 is refused, but the edge 5 -> 4 is crossed straight at road level
+     * (6 -> 5 -> 4), from where the bump is climbed (4 -> 3, 窄凸起): the edge stays open. */
+    span_def d[] = {{0, 0, 0.0}, {1, 0, 0.0}, {2, 0, 0.0}, {2, 0, 1.0}, {3, 0, 1.0},
+                    {4, 0, 0.0}, {4, 0, 1.0}, {5, 0, 0.0}, {6, 0, 0.0}};
+    nm_span_table t;
+    table_from_defs(&t, 7, 1, d, sizeof d / sizeof d[0]);
+    cr_assert_not(nm_grid_rise_ok(&t, NULL, 5, 0, -1, 0, 0.0, 1.0), "5 -> top of 4 refused");
+    uint8_t bits = nm_grid_step_bits(&t, NULL, NULL, span_of(&t, 4, 1.0));
+    cr_assert_eq(bits & 2u, 0, "edge 5 -> 4 not forbidden (got 0x%02x)", bits);
+    nm_span_table_free(&t);
+}

@@ -616,6 +616,72 @@ Test(post, run_pulls_a_zigzag_parent_chain_in_an_open_corridor_to_its_raw_ends)
     fx_free(&w);
 }
 
+Test(post, run_never_pulls_across_an_off_mesh_link)
+{
+    /* The open corridor of the test above, with point 6 reached over a link from point 5: the
+     * link has no ground between its ends, so the route is pulled on each side separately and
+     * keeps both ends (raw start, 5, 6, raw goal), the landing marked and a waypoint. */
+    enum { NX = 60, NY = 16 };
+    float fl[NX * NY];
+    for (int c = 0; c < NX * NY; ++c)
+        fl[c] = 0;
+    nm_window w;
+    fx_window(&w, NX, NY, 100.0, 50.0, fl, NULL, 0);
+    fx_clearance(&w);
+    nm_sight_blockers blk;
+    cr_assert_eq(nm_sight_blockers_build(&blk, &w, NULL), NM_OK);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    uint8_t tm[NX * NY];
+    memset(tm, 1, sizeof tm);
+    double xy[2 * 12];
+    float h[12];
+    uint8_t link[12] = {0};
+    link[6] = 1;
+    for (int k = 0; k < 12; ++k) {
+        xy[2 * k] = fx_cx(&w, 4 + 4 * k);
+        xy[2 * k + 1] = fx_cy(&w, k % 2 ? 10 : 6);
+        h[k] = 0;
+    }
+    nm_post_input in = {0};
+    in.w = &w;
+    in.kind = NM_POST_PARENT_CHAIN;
+    in.xy = xy;
+    in.h = h;
+    in.n = 12;
+    in.sx = xy[0] - 0.1;
+    in.sy = xy[1];
+    in.gx = xy[22] + 0.2;
+    in.gy = xy[23];
+    in.blk = &blk;
+    in.tm = tm;
+    in.oracle = &o;
+    in.scale_x = 1.0;
+    in.link = link;
+    nm_post_output out;
+    nm_error err = {0};
+    cr_assert_eq(nm_post_run(&in, &out, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(out.n, 4, "raw start, both link ends, raw goal (%u points)", out.n);
+    cr_assert(out.xy[2] == xy[10] && out.xy[3] == xy[11], "take-off kept");
+    cr_assert(out.xy[4] == xy[12] && out.xy[5] == xy[13], "landing kept");
+    cr_assert_not_null(out.link);
+    cr_assert(!out.link[1] && out.link[2] && !out.link[3], "the landing is marked");
+    cr_assert_not_null(out.halong, "heights along restart at the landing");
+    cr_assert_eq(out.nwaypoints, 3);
+    cr_assert(out.waypoints[0] == 1 && out.waypoints[1] == 2 && out.waypoints[2] == 3);
+    cr_assert_eq(out.npulled, 4);
+    /* without the flag the same chain is pulled to one chord */
+    nm_post_output_free(&out);
+    in.link = NULL;
+    cr_assert_eq(nm_post_run(&in, &out, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(out.n, 2);
+    cr_assert_null(out.link);
+    nm_post_output_free(&out);
+    nm_sight_oracle_free(&o);
+    nm_sight_blockers_free(&blk);
+    fx_free(&w);
+}
+
 Test(post, run_with_a_cell_fallback_path_gives_no_heights_and_no_waypoints)
 {
     enum { NX = 20, NY = 8 };
