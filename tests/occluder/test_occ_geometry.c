@@ -54,6 +54,34 @@ Test(segment, edges_and_vertices_are_closed)
     cr_assert_not(vhit(1.0 + 1e-12, 0.0, &t), "just past vertex b");
 }
 
+/* A column on the boundary edge of a floor (what the fall gate's projection gives for a cell just
+ * outside a platform) meets the floor for every corner order and winding: the edge functions are
+ * exactly 0 there, not a rounding error either side. */
+Test(segment, columns_on_an_axis_aligned_boundary_edge_hit)
+{
+    const double q[4][3] = {{70, 4, -20}, {80, 4, -20}, {80, 4, -30}, {70, 4, -30}};
+    static const int tris[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    int misses = 0, tried = 0;
+    for (int k = 0; k < 30; k++) {
+        double z = -(20.0 + (k + 0.5) / 3.0), x = 70.0 + (k + 0.5) / 3.0;
+        double cols[4][2] = {{80, z}, {70, z}, {x, -20}, {x, -30}}; /* east, west, north, south edges */
+        for (int e = 0; e < 4; e++)
+            for (int rot = 0; rot < 3; rot++)
+                for (int flip = 0; flip < 2; flip++) {
+                    bool any = false;
+                    for (int t = 0; t < 2; t++) {
+                        int i0 = tris[t][rot], i1 = tris[t][(rot + 1) % 3], i2 = tris[t][(rot + 2) % 3];
+                        if (flip) { int tmp = i1; i1 = i2; i2 = tmp; }
+                        double p0[3] = {cols[e][0], 4 - 0.39, cols[e][1]}, p1[3] = {cols[e][0], 4 + 0.39, cols[e][1]}, tt;
+                        any |= nm_occ_segment_triangle(p0, p1, q[i0], q[i1], q[i2], &tt);
+                    }
+                    tried++;
+                    misses += !any;
+                }
+    }
+    cr_assert_eq(misses, 0, "%d of %d columns on the floor's edge missed it", misses, tried);
+}
+
 Test(segment, endpoints_on_the_plane_count)
 {
     double t = -1;
