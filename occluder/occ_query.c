@@ -68,30 +68,42 @@ static void cross3(const double a[3], const double b[3], double o[3])
 }
 static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
-/* Möller–Trumbore without dividing before the comparisons, so the barycentric bounds and the
- * segment ends are closed exactly (edges, vertices and endpoints count). */
+/* The closed test as three edge functions (scalar triple products of the segment direction with
+ * the corners taken relative to the segment's origin) instead of Möller–Trumbore's u, v and
+ * det − u − v. A point on an edge whose corners share its x (or z) then gives an edge function of
+ * exactly 0, so a take-off column standing on a platform's edge (the gate projects a cell centre
+ * just outside the platform onto that edge) meets the floor; and an edge shared by two triangles
+ * gets exactly opposite edge functions in them, so a segment through it is never lost between
+ * the two. The segment's ends are closed as before (no division before comparing). */
 static bool seg_tri(const double p[3], const double d[3], const double a[3], const double b[3],
                     const double c[3], double *t_out)
 {
-    double e1[3], e2[3], pv[3], tv[3], qv[3], n[3];
+    double e1[3], e2[3], n[3];
     sub3(b, a, e1);
     sub3(c, a, e2);
-    cross3(d, e2, pv);
-    double det = dot3(e1, pv);
     cross3(e1, e2, n);
-    /* det = −d·n, so det² / (|d|²|n|²) is sin² of the angle between segment and plane. */
+    double det = dot3(d, n);
+    /* det is d·n, so det² / (|d|²|n|²) is sin² of the angle between segment and plane. */
     if (!(det * det > NM_OCC_kParallelSin2 * dot3(d, d) * dot3(n, n))) return false;
-    sub3(p, a, tv);
-    double u = dot3(tv, pv);
-    cross3(tv, e1, qv);
-    double v = dot3(d, qv), t = dot3(e2, qv);
+    double A[3], B[3], C[3], m[3];
+    sub3(a, p, A);
+    sub3(b, p, B);
+    sub3(c, p, C);
+    cross3(B, C, m);
+    double wa = dot3(d, m);
+    cross3(C, A, m);
+    double wb = dot3(d, m);
+    cross3(A, B, m);
+    double wc = dot3(d, m);
+    /* inside (closed): all three have det's sign or are 0 (wa + wb + wc = det in exact terms) */
+    if (det > 0.0 ? (wa < 0.0 || wb < 0.0 || wc < 0.0) : (wa > 0.0 || wb > 0.0 || wc > 0.0))
+        return false;
+    double t = dot3(n, A); /* t·det: the plane n·(x − a) = 0 is met at p + t·d */
     if (det < 0.0) {
         det = -det;
-        u = -u;
-        v = -v;
         t = -t;
     }
-    if (u < 0.0 || v < 0.0 || u + v > det || t < 0.0 || t > det) return false;
+    if (t < 0.0 || t > det) return false;
     *t_out = t / det;
     return true;
 }

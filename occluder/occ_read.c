@@ -612,8 +612,12 @@ void nm_occ_scene_info(const nm_occ_scene *s, nm_occ_info *info)
     info->blocks = s->block_count;
     info->block_n = s->block_n;
     info->triangles = s->triangles;
-    for (uint32_t i = 0; i < s->instance_count; i++)
+    size_t placed = 0;
+    for (uint32_t i = 0; i < s->instance_count; i++) {
         if (!s->instances[i].local) info->world_instances++;
+        placed += s->templates[s->instances[i].tmpl].nt;
+    }
+    info->terrain_triangles = s->triangles - placed;
     for (uint32_t i = 0; i < s->template_count; i++)
         if (s->templates[i].has_tree) info->template_trees++;
 }

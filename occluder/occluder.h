@@ -53,6 +53,7 @@ typedef struct nm_occ_info {
     uint32_t world_instances;  /* instances whose placement is singular / non-finite (world space) */
     uint32_t template_trees;   /* templates with more than kTreeMinTriangles triangles */
     size_t triangles;          /* placed triangles, instances plus terrain (holes excluded) */
+    size_t terrain_triangles;  /* of which terrain (2 per cell that is not a hole) */
 } nm_occ_info;
 void nm_occ_scene_info(const nm_occ_scene *scene, nm_occ_info *info);
 

@@ -210,43 +210,42 @@ void nm_window_gate_stats(const void *engine, nm_gate_stats *out)
 }
 
 /* ---- step 3: projection onto the zone mesh -------------------------------------------------- */
-/* Closest point of triangle abc to p in the plane, with its barycentric weights. */
-static void closest_on_tri(const double p[2], const double a[2], const double b[2], const double c[2],
-                           double w[3])
+/* o + f·(e − o) for (u, v, h): a closest point on an edge is written from that edge's own corner,
+ * so on an edge whose corners share u (or v) the point gets exactly that u (or v) — it lies on the
+ * platform's edge in the occluder too, where the take-off column must find the floor. */
+static void lerp3(const double o[3], const double e[3], double f, double out[3])
+{
+    for (int k = 0; k < 3; k++) out[k] = o[k] + f * (e[k] - o[k]);
+}
+
+/* Closest point of triangle abc (u, v, h corners) to p in the plane (Ericson's region tests); the
+ * height is interpolated at that point. */
+static void closest_on_tri(const double p[2], const double a[3], const double b[3], const double c[3],
+                           double out[3])
 {
     double ab[2] = {b[0] - a[0], b[1] - a[1]}, ac[2] = {c[0] - a[0], c[1] - a[1]};
     double ap[2] = {p[0] - a[0], p[1] - a[1]};
     double d1 = ab[0] * ap[0] + ab[1] * ap[1], d2 = ac[0] * ap[0] + ac[1] * ap[1];
-    if (d1 <= 0 && d2 <= 0) { w[0] = 1; w[1] = w[2] = 0; return; }
+    if (d1 <= 0 && d2 <= 0) { memcpy(out, a, 3 * sizeof *out); return; }
     double bp[2] = {p[0] - b[0], p[1] - b[1]};
     double d3 = ab[0] * bp[0] + ab[1] * bp[1], d4 = ac[0] * bp[0] + ac[1] * bp[1];
-    if (d3 >= 0 && d4 <= d3) { w[1] = 1; w[0] = w[2] = 0; return; }
+    if (d3 >= 0 && d4 <= d3) { memcpy(out, b, 3 * sizeof *out); return; }
     double vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
-        double v = d1 / (d1 - d3);
-        w[0] = 1 - v; w[1] = v; w[2] = 0;
-        return;
-    }
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) { lerp3(a, b, d1 / (d1 - d3), out); return; }
     double cp[2] = {p[0] - c[0], p[1] - c[1]};
     double d5 = ab[0] * cp[0] + ab[1] * cp[1], d6 = ac[0] * cp[0] + ac[1] * cp[1];
-    if (d6 >= 0 && d5 <= d6) { w[2] = 1; w[0] = w[1] = 0; return; }
+    if (d6 >= 0 && d5 <= d6) { memcpy(out, c, 3 * sizeof *out); return; }
     double vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
-        double v = d2 / (d2 - d6);
-        w[0] = 1 - v; w[2] = v; w[1] = 0;
-        return;
-    }
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) { lerp3(a, c, d2 / (d2 - d6), out); return; }
     double va = d3 * d6 - d5 * d4;
     if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
-        double v = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        w[1] = 1 - v; w[2] = v; w[0] = 0;
+        lerp3(b, c, (d4 - d3) / ((d4 - d3) + (d5 - d6)), out);
         return;
     }
     double den = va + vb + vc;
-    if (!(fabs(den) > 0)) { w[0] = 1; w[1] = w[2] = 0; return; } /* degenerate: a vertex */
-    w[1] = vb / den;
-    w[2] = vc / den;
-    w[0] = 1 - w[1] - w[2];
+    if (!(fabs(den) > 0)) { memcpy(out, a, 3 * sizeof *out); return; } /* degenerate: a vertex */
+    double v = vb / den, w = vc / den;
+    for (int k = 0; k < 3; k++) out[k] = a[k] + v * (b[k] - a[k]) + w * (c[k] - a[k]);
 }
 
 typedef struct proj_ctx {
@@ -272,12 +271,11 @@ static int proj_visit(void *ctx, uint32_t t)
         if (V[k]->h > hi) hi = V[k]->h;
     }
     if (pc->h < lo - kProjBand || pc->h > hi + kProjBand) return 0;
-    double p[2] = {pc->x, pc->y}, a[2] = {V[0]->u, V[0]->v}, b[2] = {V[1]->u, V[1]->v},
-           c[2] = {V[2]->u, V[2]->v}, w[3];
-    closest_on_tri(p, a, b, c, w);
-    double qx = w[0] * a[0] + w[1] * b[0] + w[2] * c[0];
-    double qy = w[0] * a[1] + w[1] * b[1] + w[2] * c[1];
-    double qh = w[0] * V[0]->h + w[1] * V[1]->h + w[2] * V[2]->h;
+    double p[2] = {pc->x, pc->y}, q[3];
+    double a[3] = {V[0]->u, V[0]->v, V[0]->h}, b[3] = {V[1]->u, V[1]->v, V[1]->h},
+           c[3] = {V[2]->u, V[2]->v, V[2]->h};
+    closest_on_tri(p, a, b, c, q);
+    double qx = q[0], qy = q[1], qh = q[2];
     double d = hypot(qx - pc->x, qy - pc->y), dh = fabs(qh - pc->h);
     if (d > kProjRadius || dh > kProjBand) return 0;
     /* (distance, height difference), then the lower triangle number: independent of bucket order */

@@ -79,6 +79,13 @@ Test(gate_unit, projection_onto_the_zone_mesh, .timeout = 120)
     nm_fall_gate_project(b.zc, ex + 0.4, y, 4.0, q);
     cr_expect_float_eq(q[0], ex + 0.4, 1e-9, "unchanged: x %g", q[0]);
     cr_expect_float_eq(q[2], 4.0, 1e-9, "unchanged: the span height");
+    /* every cell centre just beyond the edge (the grid gives those cells the top's height) lands
+     * exactly on it, not a rounding step outside, where the take-off column would find no floor */
+    for (int k = 0; k < 30; k++) {
+        double yk = (floor(20 * b.s / NM_kCS) + k + 0.5) * NM_kCS;
+        nm_fall_gate_project(b.zc, ex + 0.5 * NM_kCS, yk, 4.0, q);
+        cr_expect_eq(q[0], ex, "row %d: x %.17g, the edge is %.17g", k, q[0], ex);
+    }
     /* a height 3 m above the top, inside: no triangle within 2 m -> the centre and h */
     nm_fall_gate_project(b.zc, 15 * b.s, y, 7.0, q);
     cr_expect_float_eq(q[2], 7.0, 1e-9);
@@ -155,5 +162,65 @@ Test(gate_unit, empty_gate_without_file_or_with_zero_scale, .timeout = 120)
     cr_assert_eq(nm_window_set_gate(&w, &key1, 3, b.zc, &err), NM_OK);
     cr_expect_null((void *)w.gate.fn, "zero scale: empty gate");
     nm_window_gate_detach(&key1);
+    free_baked(&b);
+}
+
+/* The side guard railings of the railing and slab platforms (outer face flush with the platform's
+ * edge) block every sideways drop, from the last cell inside and from the cell whose centre lies
+ * just beyond the edge (the gate projects it onto the edge), straight and diagonal; the open
+ * platform's front edge lets every one through. */
+Test(gate_unit, side_railings_block_every_edge_cell, .timeout = 120)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    baked b;
+    bake_ledges(&b, true);
+    char pack[700];
+    snprintf(pack, sizeof pack, "%s/out/base.nav.gz", b.dir);
+    int key = 0;
+    nm_error err = {0};
+    cr_assert_eq(nm_window_gate_attach(&key, pack, &err), NM_OK);
+    nm_window w;
+    memset(&w, 0, sizeof w);
+    w.gx0 = 0;
+    w.gy0 = 0;
+    w.win.nx = (int32_t)ceil(90 * b.s / NM_kCS);
+    w.win.ny = (int32_t)ceil(95 * b.s / NM_kCS);
+    cr_assert_eq(nm_window_set_gate(&w, &key, 1, b.zc, &err), NM_OK, "%s", err.msg);
+    cr_assert_not_null((void *)w.gate.fn);
+    uint32_t nx = (uint32_t)w.win.nx;
+#define CELL(i, j) ((uint32_t)((int64_t)(j) * (int64_t)nx + (int64_t)(i)))
+    int leaks = 0, tried = 0;
+    static const double xs[2] = {30, 70}, y0s[2] = {20, 60}, tops[2] = {4, 8};
+    for (int row = 0; row < 2; row++)
+        for (int k = 0; k < 2; k++) {
+            int64_t west = (int64_t)llround(xs[k] * b.s / NM_kCS), east = (int64_t)llround((xs[k] + 10) * b.s / NM_kCS);
+            int64_t j0 = (int64_t)llround(y0s[row] * b.s / NM_kCS), j1 = (int64_t)llround((y0s[row] + 10) * b.s / NM_kCS);
+            for (int64_t j = j0 + 1; j < j1 - 1; j++)
+                for (int dj = -1; dj <= 1; dj++)
+                    for (int edge = 0; edge < 4; edge++) {
+                        /* east: take-off cells east-1 (inside) and east (centre beyond the edge) */
+                        int64_t ti = edge == 0 ? east - 1 : edge == 1 ? east : edge == 2 ? west : west - 1;
+                        int64_t li = edge < 2 ? ti + 1 : ti - 1;
+                        bool blocked = w.gate.fn(w.gate.ctx, CELL(ti, j), tops[row], CELL(li, j + dj), 0.0);
+                        tried++;
+                        if (!blocked) {
+                            leaks++;
+                            cr_log_warn("x %g, y %g: drop from cell (%ld, %ld) to (%ld, %ld) let through", xs[k],
+                                        y0s[row], (long)ti, (long)j, (long)li, (long)(j + dj));
+                        }
+                    }
+        }
+    cr_expect_eq(leaks, 0, "%d of %d sideways drops over a guard railing let through", leaks, tried);
+    /* the open 4 m platform's front edge (y 20 m): every drop passes */
+    int passed = 0, front = 0;
+    int64_t jn = (int64_t)llround(20 * b.s / NM_kCS);
+    for (int64_t i = (int64_t)llround(10.5 * b.s / NM_kCS); i < (int64_t)llround(19.5 * b.s / NM_kCS); i++)
+        for (int64_t tj = jn - 1; tj <= jn; tj++) {
+            front++;
+            passed += !w.gate.fn(w.gate.ctx, CELL(i, tj), 4.0, CELL(i, tj - 1), 0.0);
+        }
+#undef CELL
+    cr_expect_eq(passed, front, "open front edge: %d of %d drops pass", passed, front);
+    nm_window_gate_detach(&key);
     free_baked(&b);
 }

@@ -54,6 +54,34 @@ Test(segment, edges_and_vertices_are_closed)
     cr_assert_not(vhit(1.0 + 1e-12, 0.0, &t), "just past vertex b");
 }
 
+/* A column on the boundary edge of a floor (what the fall gate's projection gives for a cell just
+ * outside a platform) meets the floor for every corner order and winding: the edge functions are
+ * exactly 0 there, not a rounding error either side. */
+Test(segment, columns_on_an_axis_aligned_boundary_edge_hit)
+{
+    const double q[4][3] = {{70, 4, -20}, {80, 4, -20}, {80, 4, -30}, {70, 4, -30}};
+    static const int tris[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    int misses = 0, tried = 0;
+    for (int k = 0; k < 30; k++) {
+        double z = -(20.0 + (k + 0.5) / 3.0), x = 70.0 + (k + 0.5) / 3.0;
+        double cols[4][2] = {{80, z}, {70, z}, {x, -20}, {x, -30}}; /* east, west, north, south edges */
+        for (int e = 0; e < 4; e++)
+            for (int rot = 0; rot < 3; rot++)
+                for (int flip = 0; flip < 2; flip++) {
+                    bool any = false;
+                    for (int t = 0; t < 2; t++) {
+                        int i0 = tris[t][rot], i1 = tris[t][(rot + 1) % 3], i2 = tris[t][(rot + 2) % 3];
+                        if (flip) { int tmp = i1; i1 = i2; i2 = tmp; }
+                        double p0[3] = {cols[e][0], 4 - 0.39, cols[e][1]}, p1[3] = {cols[e][0], 4 + 0.39, cols[e][1]}, tt;
+                        any |= nm_occ_segment_triangle(p0, p1, q[i0], q[i1], q[i2], &tt);
+                    }
+                    tried++;
+                    misses += !any;
+                }
+    }
+    cr_assert_eq(misses, 0, "%d of %d columns on the floor's edge missed it", misses, tried);
+}
+
 Test(segment, endpoints_on_the_plane_count)
 {
     double t = -1;
@@ -512,4 +540,47 @@ Test(drop, landing_floor_within_climb_counts)
     cr_assert_not(nm_occ_drop_blocked(s, TAKE, land_hi));
     nm_occ_free(s);
     nm_occ_free(r);
+}
+
+/* Terrain as height blocks in dropBlocked: a ridge of the heightfield between the deck and the
+ * landing crosses the curtain (blocked) unless it stays below take-off + climb; the terrain is the
+ * landing's floor (step 2), and a hole there leaves no floor (allowed). */
+static nm_occ_scene *hill_scene(float ridge, bool hole_under_landing)
+{
+    static soup deck;
+    memset(&deck, 0, sizeof deck);
+    soup_box(&deck, -10, 4.5, -5, 10, 5, 5);
+    nm_occ_group g = soup_group(&deck);
+    enum { N = 41 };
+    static float h[N * N];
+    static uint8_t holes[(N - 1) * (N - 1)];
+    memset(holes, 0, sizeof holes);
+    for (int v = 0; v < N; v++)
+        for (int u = 0; u < N; u++) h[v * N + u] = u == 31 ? ridge : 1.0f; /* x = −20 + u: ridge at x 11 */
+    if (hole_under_landing) holes[20 * (N - 1) + 32] = 1;                  /* cell x 12..13, z 0..1 */
+    nm_occ_terrain_in tr = {.x0 = -20, .z0 = -20, .spacing = 1, .nx = N, .nz = N, .heights = h,
+                            .holes = holes, .block_n = 9};
+    nm_occ_zone_in z = {.name = "z", .groups = &g, .group_count = 1, .terrain = &tr};
+    return load_zones(&z, 1, "z");
+}
+
+Test(drop, terrain_ridge_on_the_way_out_is_blocked)
+{
+    const double take[3] = {9.5, 5.0, 0.5}, land[3] = {12.25, 1.0, 0.5}; /* off the cell diagonal */
+    nm_occ_scene *s = hill_scene(6.5f, false);
+    nm_occ_info inf;
+    nm_occ_scene_info(s, &inf);
+    cr_assert_gt(inf.blocks, 1, "the heightfield is stored as terrain blocks (%u)", inf.blocks);
+    nm_occ_hit hits[8];
+    double p0[3] = {land[0], 0, land[2]}, p1[3] = {land[0], 2, land[2]};
+    cr_assert_eq(nm_occ_segment_hits(s, p0, p1, hits, 8), 1, "the landing column meets the terrain once");
+    cr_assert(hits[0].up, "terrain faces up");
+    cr_assert(nm_occ_drop_blocked(s, take, land), "a 6.5 m ridge crosses the 5.39 .. 7.1 curtain");
+    nm_occ_free(s);
+    s = hill_scene(5.3f, false);
+    cr_assert_not(nm_occ_drop_blocked(s, take, land), "a 5.3 m ridge stays under take-off + climb");
+    nm_occ_free(s);
+    s = hill_scene(6.5f, true);
+    cr_assert_not(nm_occ_drop_blocked(s, take, land), "a hole under the landing: no floor, allowed");
+    nm_occ_free(s);
 }

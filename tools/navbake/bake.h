@@ -60,6 +60,7 @@ typedef struct nm_bake_config {
     nm_bake_area *areas;          uint32_t area_count;    /* first matching pattern wins */
     char **collision_only;        uint32_t collision_count;
     char **obstacles;             uint32_t obstacle_count;
+    char **heightfields;          uint32_t heightfield_count; /* groups whose square cells become terrain blocks */
     nm_bake_offmesh *offmesh;     uint32_t offmesh_count;
 } nm_bake_config;
 

@@ -421,7 +421,7 @@ static int settle_ids(jctx *j, nm_bake_config *c, bool **given)
 
 static int parse_root(jctx *j, const cJSON *root, const char *default_zone, nm_bake_config *c)
 {
-    static const char *const keys[] = {"agent", "zones", "areas", "collision_only", "obstacles", "offmesh", NULL};
+    static const char *const keys[] = {"agent", "zones", "areas", "collision_only", "obstacles", "offmesh", "heightfields", NULL};
     if (!cJSON_IsObject(root)) return jfail(j, "(top level)", "must be a JSON object");
     int rc = check_keys(j, root, "", keys);
     if (rc) return rc;
@@ -459,6 +459,9 @@ static int parse_root(jctx *j, const cJSON *root, const char *default_zone, nm_b
         return rc;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "obstacles")) &&
         (rc = get_strings(j, v, "obstacles", &c->obstacles, &c->obstacle_count)))
+        return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "heightfields")) &&
+        (rc = get_strings(j, v, "heightfields", &c->heightfields, &c->heightfield_count)))
         return rc;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "offmesh")) && (rc = parse_offmesh(j, v, c))) return rc;
     return NM_OK;
@@ -517,6 +520,7 @@ void nm_bake_config_free(nm_bake_config *c)
     for (uint32_t i = 0; i < c->area_count; i++) nm_free(c->areas[i].pattern);
     nm_free(c->areas);
     free_strings(c->collision_only, c->collision_count);
+    free_strings(c->heightfields, c->heightfield_count);
     free_strings(c->obstacles, c->obstacle_count);
     nm_free(c->offmesh);
     memset(c, 0, sizeof *c);

@@ -35,19 +35,197 @@ static bool group_in_zone(const nm_bake_config *c, uint32_t z, const char *name)
     return !claimed && !c->zones[z].groups_given;
 }
 
+static bool is_heightfield(const nm_bake_config *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->heightfield_count; i++)
+        if (nm_bake_pattern_match(c->heightfields[i], name)) return true;
+    return false;
+}
+
+/* ---- terrain height blocks from the heightfield groups ---------------------------------------
+ * A triangle of a heightfield group is a terrain candidate when it is half of an axis-aligned
+ * square cell cut along the block format's diagonal p01–p10 ((x0, z0+s) to (x0+s, z0)) and faces
+ * up: the lower half {p00, p01, p10} or the upper half {p10, p01, p11}. The most common cell size
+ * is the spacing, the smallest corner of those cells the origin; a cell on that lattice with both
+ * halves present, whose corner heights agree with every other such cell, becomes a terrain cell
+ * and its two triangles leave the group's soup. The other cells are holes; triangles that are not
+ * terrain cells (cuts, seams, other sizes) stay triangles. */
+typedef struct hf_cand {
+    double x0, z0, s;
+    double y[4];     /* p00, p10, p01, p11 (NaN when this half lacks it) */
+    int64_t i, j;    /* lattice cell, once the spacing is known */
+    uint32_t slot;   /* soup slot of the triangle */
+    uint8_t half;    /* 0 lower, 1 upper */
+} hf_cand;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const hf_cand *p = a, *q = b;
+    if (p->j != q->j) return p->j < q->j ? -1 : 1;
+    if (p->i != q->i) return p->i < q->i ? -1 : 1;
+    if (p->half != q->half) return p->half < q->half ? -1 : 1;
+    return (p->slot > q->slot) - (p->slot < q->slot);
+}
+
+/* One candidate from soup triangle v (occluder order). False when it is not a cell half. */
+static bool cell_half(const float *v, uint32_t slot, hf_cand *c)
+{
+    double xs[3], zs[3], xmin = v[0], xmax = v[0], zmin = v[2], zmax = v[2];
+    for (int k = 0; k < 3; k++) {
+        xs[k] = v[3 * k];
+        zs[k] = v[3 * k + 2];
+        xmin = fmin(xmin, xs[k]), xmax = fmax(xmax, xs[k]);
+        zmin = fmin(zmin, zs[k]), zmax = fmax(zmax, zs[k]);
+    }
+    double sx = xmax - xmin, sz = zmax - zmin;
+    if (!(sx > 0) || fabs(sx - sz) > 1e-6 * sx) return false;
+    /* up: y of (v1−v0)×(v2−v0) negative (the occluder's 朝上) */
+    double ny = (zs[1] - zs[0]) * (xs[2] - xs[0]) - (xs[1] - xs[0]) * (zs[2] - zs[0]);
+    if (!(ny < 0)) return false;
+    int seen = 0;
+    memset(c, 0, sizeof *c);
+    for (int q = 0; q < 4; q++) c->y[q] = NAN;
+    for (int k = 0; k < 3; k++) {
+        int cx = xs[k] == xmin ? 0 : xs[k] == xmax ? 1 : -1, cz = zs[k] == zmin ? 0 : zs[k] == zmax ? 1 : -1;
+        if (cx < 0 || cz < 0) return false;
+        int q = cz * 2 + cx;
+        if (seen & (1 << q)) return false;
+        seen |= 1 << q;
+        c->y[q] = v[3 * k + 1];
+    }
+    if (seen == 0x7) c->half = 0;       /* p00 p10 p01 */
+    else if (seen == 0xE) c->half = 1;  /* p10 p01 p11 */
+    else return false;
+    c->x0 = xmin;
+    c->z0 = zmin;
+    c->s = sx;
+    c->slot = slot;
+    return true;
+}
+
+typedef struct hf_out {
+    nm_occ_terrain_in tr;
+    float *h;
+    uint8_t *holes;
+    bool any;
+} hf_out;
+
+/* Finds the terrain cells among slots[0..n) of the soup; marks their slots in `gone`. */
+static int heightfield_cells(const float *xyz, const uint32_t *slots, size_t n, uint8_t *gone,
+                             hf_out *out, nm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    hf_cand *c = nm_malloc(n * sizeof *c + 1);
+    double *sizes = nm_malloc(n * sizeof *sizes + 1);
+    int rc = NM_OK;
+    if (!c || !sizes) { rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory (heightfield)"); goto done; }
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (cell_half(xyz + 9 * (size_t)slots[k], slots[k], &c[m])) sizes[m] = c[m].s, m++;
+    if (m < 2) goto done;
+    /* the spacing: the most common size (the smallest of equally common ones) */
+    qsort(sizes, m, sizeof *sizes, cmp_double);
+    double s = sizes[0];
+    size_t best = 0;
+    for (size_t a = 0, b; a < m; a = b) {
+        for (b = a; b < m && sizes[b] == sizes[a]; b++) {}
+        if (b - a > best) best = b - a, s = sizes[a];
+    }
+    double x0 = INFINITY, z0 = INFINITY;
+    for (size_t k = 0; k < m; k++)
+        if (c[k].s == s) x0 = fmin(x0, c[k].x0), z0 = fmin(z0, c[k].z0);
+    /* lattice cells; the others dropped from the list */
+    size_t keep = 0;
+    int64_t i1 = 0, j1 = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (c[k].s != s) continue;
+        double fi = (c[k].x0 - x0) / s, fj = (c[k].z0 - z0) / s;
+        double ri = nearbyint(fi), rj = nearbyint(fj);
+        if (fabs(fi - ri) > 1e-6 || fabs(fj - rj) > 1e-6 || ri > 1e7 || rj > 1e7) continue;
+        c[k].i = (int64_t)ri;
+        c[k].j = (int64_t)rj;
+        if (c[k].i > i1) i1 = c[k].i;
+        if (c[k].j > j1) j1 = c[k].j;
+        c[keep++] = c[k];
+    }
+    size_t nx = (size_t)i1 + 2, nz = (size_t)j1 + 2;
+    if (keep < 2 || nx * nz > ((size_t)1 << 24)) goto done;
+    qsort(c, keep, sizeof *c, cmp_cand);
+    out->h = nm_calloc(nx * nz, sizeof *out->h);
+    out->holes = nm_malloc((nx - 1) * (nz - 1));
+    uint8_t *set = nm_calloc(nx * nz, 1); /* 1 = height known, 2 = heights disagree */
+    if (!out->h || !out->holes || !set) {
+        nm_free(set);
+        rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory (heightfield)");
+        goto done;
+    }
+    memset(out->holes, 1, (nx - 1) * (nz - 1));
+    /* complete cells: a lower half followed by an upper half of the same cell, agreeing on p01, p10 */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k + 1 < keep; k++) {
+            hf_cand *lo = &c[k], *up = &c[k + 1];
+            if (lo->half != 0 || up->half != 1 || lo->i != up->i || lo->j != up->j) continue;
+            if (lo->y[1] != up->y[1] || lo->y[2] != up->y[2]) continue;
+            double y[4] = {lo->y[0], lo->y[1], lo->y[2], up->y[3]};
+            size_t at[4] = {(size_t)lo->j * nx + (size_t)lo->i, (size_t)lo->j * nx + (size_t)lo->i + 1,
+                            ((size_t)lo->j + 1) * nx + (size_t)lo->i, ((size_t)lo->j + 1) * nx + (size_t)lo->i + 1};
+            if (pass == 0) {
+                for (int q = 0; q < 4; q++) {
+                    if (!set[at[q]]) set[at[q]] = 1, out->h[at[q]] = (float)y[q];
+                    else if (out->h[at[q]] != (float)y[q]) set[at[q]] = 2;
+                }
+            } else {
+                bool ok = true;
+                for (int q = 0; q < 4; q++) ok = ok && set[at[q]] == 1;
+                if (!ok) continue;
+                out->holes[(size_t)lo->j * (nx - 1) + (size_t)lo->i] = 0;
+                gone[lo->slot] = gone[up->slot] = 1;
+                out->any = true;
+            }
+        }
+    nm_free(set);
+    out->tr.x0 = x0;
+    out->tr.z0 = z0;
+    out->tr.spacing = s;
+    out->tr.nx = (uint32_t)nx;
+    out->tr.nz = (uint32_t)nz;
+    out->tr.heights = out->h;
+    out->tr.holes = out->holes;
+done:
+    if (!out->any) {
+        nm_free(out->h);
+        nm_free(out->holes);
+        memset(out, 0, sizeof *out);
+    }
+    nm_free(c);
+    nm_free(sizes);
+    return rc;
+}
+
 int nm_bake_occluder(const nm_obj *obj, const nm_bake_config *cfg, double scale, nm_buf *out,
                      nm_error *err)
 {
     if (scale == 0) scale = 1.0;
     int rc = NM_OK;
-    uint32_t ng = obj->group_count;
-    nm_occ_zone_in *zones = nm_calloc(cfg->zone_count + 1, sizeof *zones);
-    nm_occ_group *groups = nm_calloc((size_t)cfg->zone_count * ng + 1, sizeof *groups);
+    uint32_t ng = obj->group_count, nzn = cfg->zone_count;
+    nm_occ_zone_in *zones = nm_calloc(nzn + 1, sizeof *zones);
+    nm_occ_group *groups = nm_calloc((size_t)nzn * ng + 1, sizeof *groups);
     uint32_t *per_group = nm_calloc((size_t)ng + 1, sizeof *per_group);
     uint32_t *first = nm_calloc((size_t)ng + 2, sizeof *first);
     float *xyz = nm_malloc((size_t)obj->tri_count * 9 * sizeof *xyz + 4);
     uint32_t *tri = nm_malloc((size_t)obj->tri_count * 3 * sizeof *tri + 4);
-    if (!zones || !groups || !per_group || !first || !xyz || !tri) {
+    hf_out *hf = nm_calloc(nzn + 1, sizeof *hf);
+    float **zxyz = nm_calloc(nzn + 1, sizeof *zxyz); /* per zone with terrain: its compacted soup */
+    uint32_t **ztri = nm_calloc(nzn + 1, sizeof *ztri);
+    uint32_t *slots = NULL;
+    uint8_t *gone = NULL;
+    if (!zones || !groups || !per_group || !first || !xyz || !tri || !hf || !zxyz || !ztri) {
         rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory");
         goto done;
     }
@@ -66,23 +244,70 @@ int nm_bake_occluder(const nm_obj *obj, const nm_bake_config *cfg, double scale,
             tri[3 * (size_t)slot + k] = 3 * (slot - first[g]) + (uint32_t)k;
         }
     }
-    for (uint32_t z = 0; z < cfg->zone_count; z++) {
+    for (uint32_t z = 0; z < nzn && rc == NM_OK; z++) {
         nm_occ_zone_in *Z = &zones[z];
         Z->name = cfg->zones[z].name;
         Z->groups = &groups[(size_t)z * ng];
+        const float *sx = xyz;
+        const uint32_t *st = tri;
+        if (cfg->heightfield_count) {
+            /* the zone's heightfield triangles: terrain cells leave the soup, kept in OBJ order */
+            if (!slots) {
+                slots = nm_malloc((size_t)obj->tri_count * sizeof *slots + 4);
+                gone = nm_malloc((size_t)obj->tri_count + 1);
+                if (!slots || !gone) { rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory"); break; }
+            }
+            memset(gone, 0, (size_t)obj->tri_count + 1);
+            size_t n = 0;
+            for (uint32_t g = 0; g < ng; g++)
+                if (is_heightfield(cfg, obj->groups[g]) && group_in_zone(cfg, z, obj->groups[g]))
+                    for (uint32_t k = first[g]; k < first[g + 1]; k++) slots[n++] = k;
+            if (n) rc = heightfield_cells(xyz, slots, n, gone, &hf[z], err);
+            if (rc != NM_OK) break;
+            if (hf[z].any) {
+                Z->terrain = &hf[z].tr;
+                zxyz[z] = nm_malloc((size_t)obj->tri_count * 9 * sizeof *xyz + 4);
+                ztri[z] = nm_malloc((size_t)obj->tri_count * 3 * sizeof *tri + 4);
+                if (!zxyz[z] || !ztri[z]) { rc = nm_fail(err, NM_ERR_NOMEM, "occluder: out of memory"); break; }
+                sx = zxyz[z];
+                st = ztri[z];
+            }
+        }
+        uint32_t at = 0;
         for (uint32_t g = 0; g < ng; g++) {
             if (first[g + 1] == first[g] || !group_in_zone(cfg, z, obj->groups[g])) continue;
+            uint32_t from = first[g], count = first[g + 1] - first[g];
+            if (hf[z].any) {
+                /* compact the group's remaining triangles into this zone's soup */
+                from = at;
+                count = 0;
+                for (uint32_t k = first[g]; k < first[g + 1]; k++) {
+                    if (gone[k]) continue;
+                    memcpy(zxyz[z] + 9 * (size_t)at, xyz + 9 * (size_t)k, 9 * sizeof *xyz);
+                    for (int q = 0; q < 3; q++) ztri[z][3 * (size_t)at + q] = 3 * count + (uint32_t)q;
+                    at++;
+                    count++;
+                }
+                if (!count) continue;
+            }
             nm_occ_group *G = &groups[(size_t)z * ng + Z->group_count++];
-            G->xyz = xyz + 9 * (size_t)first[g];
-            G->vertex_count = 3 * (first[g + 1] - first[g]);
-            G->tri = tri + 3 * (size_t)first[g];
-            G->triangle_count = first[g + 1] - first[g];
+            G->xyz = sx + 9 * (size_t)from;
+            G->vertex_count = 3 * count;
+            G->tri = st + 3 * (size_t)from;
+            G->triangle_count = count;
         }
     }
-    rc = nm_occ_encode(zones, cfg->zone_count, out, err);
+    if (rc == NM_OK) rc = nm_occ_encode(zones, nzn, out, err);
     if (rc != NM_OK) nm_error_prefix(err, "occluder");
 done:
+    for (uint32_t z = 0; hf && z < nzn; z++) {
+        nm_free(hf[z].h);
+        nm_free(hf[z].holes);
+        if (zxyz) nm_free(zxyz[z]);
+        if (ztri) nm_free(ztri[z]);
+    }
     nm_free(zones); nm_free(groups); nm_free(per_group); nm_free(first); nm_free(xyz); nm_free(tri);
+    nm_free(hf); nm_free(zxyz); nm_free(ztri); nm_free(slots); nm_free(gone);
     return rc;
 }
 

@@ -30,6 +30,7 @@ typedef struct nm_sg_group {
     int role; /* NM_SG_* */
     int zone; /* index into zones */
     int area; /* area id for water groups */
+    bool terrain; /* holds a "terrain" object: listed in zone.json "heightfields" */
 } nm_sg_group;
 
 typedef struct nm_sg_tri {

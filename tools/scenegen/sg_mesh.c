@@ -410,6 +410,10 @@ int nm_sg_zone_json_text(const nm_sg_world *w, char **out, nm_error *err)
         if (w->g[i].role == NM_SG_WATER) cJSON_AddNumberToObject(areas, w->g[i].name, w->g[i].area);
     add_pattern_list(root, "collision_only", w, NM_SG_PROP);
     add_pattern_list(root, "obstacles", w, NM_SG_SOLID);
+    /* terrain groups: navbake stores their regular square cells as occluder height blocks */
+    cJSON *hf = cJSON_AddArrayToObject(root, "heightfields");
+    for (size_t i = 0; hf && i < w->ng; i++)
+        if (w->g[i].terrain) cJSON_AddItemToArray(hf, cJSON_CreateString(w->g[i].name));
     cJSON *links = cJSON_AddArrayToObject(root, "offmesh");
     for (size_t i = 0; i < w->nl; i++) {
         const nm_sg_link *l = &w->links[i];

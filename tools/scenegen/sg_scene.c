@@ -270,6 +270,7 @@ static int p_terrain(ctx *c, const cJSON *o, const xform *T, const obj_info *oi,
     s.r = r;
     s.owner = sg_new_owner(c->w);
     s.terrain = terrain;
+    if (terrain) c->w->g[g].terrain = true;
     s.dh = T->dh;
     const char *f = str(o, "formula");
     const cJSON *grid = cJSON_GetObjectItemCaseSensitive(o, "grid");
