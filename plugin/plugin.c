@@ -5,6 +5,7 @@
  * regions_near under the engine's lock. */
 #include "plugin_internal.h"
 #include "zone/zone.h"
+#include "occluder.h"
 
 #include <limits.h>
 #include <math.h>
@@ -305,6 +306,9 @@ static void api_close(nm_plugin_engine *e)
     pthread_mutex_lock(&e->mu);
     pthread_mutex_unlock(&e->mu);
     engine_destroy(e);
+    /* The decoded occluder scenes outlive single engines (one decode per pack and zone); with
+     * no engine left nothing can use them, and a host that unloads the plugin loses nothing. */
+    if (!g_engines) nm_occ_cache_release_all();
     pthread_mutex_unlock(&g_reg_mu);
 }
 

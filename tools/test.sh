@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — the README's test command: installs what is missing, builds with warnings as errors,
 # runs every test suite, then the same suites under AddressSanitizer + UBSan, then the plugin's
-# two-thread driver under ThreadSanitizer, then each fuzz target for a bounded time. Prints
+# two-thread driver under ThreadSanitizer and under valgrind, then each fuzz target for a bounded time. Prints
 # "N passed, M failed" at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +57,17 @@ fi
 # tests/plugin/plugin_soak runs it (it checks every answer against the one planned alone); only it
 # and the plugin are built with -fsanitize=thread, the pack is baked with build-test's tools. Any
 # TSan report fails the step (halt_on_error, and the report text is looked for as well).
+bake_two_zones() { # -> prints the folder holding the two_zones packs (baked with build-test's tools)
+  local work
+  work=$(mktemp -d /tmp/nm_soak_XXXXXX)
+  if ! { build-test/tools/scenegen/scenegen resources/scenes/two_zones/scene.json --out "$work" >/dev/null &&
+         build-test/tools/navbake/navbake --obj "$work/level.obj" --zone "$work/zone.json" --out "$work" \
+           --walkable-as-is --quiet; }; then
+    echo "baking two_zones failed" >&2; rm -rf "$work"; return 1
+  fi
+  echo "$work"
+}
+
 tsan_plugin() {
   local dir=build-tsan work log
   if [ ! -f "$dir/build.ninja" ]; then
@@ -64,13 +75,8 @@ tsan_plugin() {
       >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
   fi
   ninja -C "$dir" -j "$jobs" plugin/libnavmesh_plugin.so tests/plugin/plugin_soak || return 1
-  work=$(mktemp -d /tmp/nm_tsan_XXXXXX)
+  work=$(bake_two_zones) || return 1
   log="$dir/tsan-plugin.log"
-  if ! { build-test/tools/scenegen/scenegen resources/scenes/two_zones/scene.json --out "$work" >/dev/null &&
-         build-test/tools/navbake/navbake --obj "$work/level.obj" --zone "$work/zone.json" --out "$work" \
-           --walkable-as-is --quiet; }; then
-    echo "tsan: baking two_zones failed"; rm -rf "$work"; return 1
-  fi
   # No address-space randomisation: gcc's TSan runtime rejects some high-entropy layouts.
   local norand=()
   setarch "$(uname -m)" -R true 2>/dev/null && norand=(setarch "$(uname -m)" -R)
@@ -86,6 +92,26 @@ tsan_plugin() {
 if [ "${NM_NO_SANITIZE:-0}" != 1 ] && [ "${NM_NO_TSAN:-0}" != 1 ]; then
   echo "== plugin: two zones planning in two threads under ThreadSanitizer =="
   if tsan_plugin; then p=$((p + 1)); else f=$((f + 1)); fail=1; fi
+fi
+
+# The same driver under valgrind: open both engines, plan N legs a thread (2 zones x 2 threads x
+# 25 = 100 plans after the 24 planned alone), close; any leak
+# (definitely or indirectly lost) or memory error fails the step.
+valgrind_plugin() {
+  local work log=build-test/valgrind-plugin.log
+  work=$(bake_two_zones) || return 1
+  valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+    build-test/tests/plugin/plugin_soak build-test/plugin/libnavmesh_plugin.so "$work/base.nav.gz" \
+    west,east "${NM_VALGRIND_LEGS:-25}" >"$log" 2>&1
+  local rc=$?
+  rm -rf "$work"
+  cat "$log"
+  [ "$rc" = 0 ]
+}
+
+if [ "${NM_NO_VALGRIND:-0}" != 1 ] && command -v valgrind >/dev/null; then
+  echo "== plugin: open / plan x ${NM_VALGRIND_LEGS:-25} / close under valgrind =="
+  if valgrind_plugin; then p=$((p + 1)); else f=$((f + 1)); fail=1; fi
 fi
 
 if [ "${NM_NO_FUZZ:-0}" != 1 ] && command -v clang >/dev/null && [ -x tests/fuzz/run_fuzz.sh ]; then
