@@ -51,6 +51,9 @@ void nm_bgrd_scratch_free(nm_bgrd_scratch *s)
     nm_free(s->col);
     nm_free(s->col_pass);
     nm_free(s->dict);
+    nm_free(s->lrec);
+    nm_free(s->lcol);
+    nm_free(s->lstart);
     memset(s, 0, sizeof *s);
 }
 
@@ -64,6 +67,14 @@ static bool scratch_reserve(nm_bgrd_scratch *s, size_t ncell, size_t n, size_t n
         s->cell_cap = c1 < c2 ? c1 : c2;
     }
     if (!grow((void **)&s->q, &s->rec_cap, n ? n : 1, sizeof *s->q)) return false;
+    if (n > s->lrec_cap) {
+        size_t c1 = s->lrec_cap, c2 = s->lrec_cap;
+        if (!grow((void **)&s->lrec, &c1, n, sizeof *s->lrec)) return false;
+        if (!grow((void **)&s->lcol, &c2, n, sizeof *s->lcol)) return false;
+        s->lrec_cap = c1 < c2 ? c1 : c2;
+    }
+    /* kmax <= n: one start per layer plus the end */
+    if (!grow((void **)&s->lstart, &s->lstart_cap, n + 1, sizeof *s->lstart)) return false;
     if (ncol > s->col_cap) {
         size_t c1 = s->col_cap, c2 = s->col_cap;
         if (!grow((void **)&s->col, &c1, ncol, sizeof *s->col)) return false;
@@ -250,6 +261,94 @@ static const char *const k_stream_names[NM_BGRD_STREAMS] = {
     "cells", "layers", "regions", "height_q", "region index", "clr", "flags", "steps"};
 static const uint32_t k_field_max[NM_BGRD_FIELDS] = {UINT32_MAX, 0 /* regions-1 */, 0xFFFF, 0xFF, 0xFF};
 
+/* Varint reading of the residual streams without a call per value: the one-byte case inline,
+ * longer ones as nm_cur_varint reads them (same limits, same "bad" cases). */
+static uint64_t varint_slow(const uint8_t **pp, const uint8_t *end, bool *bad)
+{
+    const uint8_t *p = *pp;
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (p >= end) break;
+        uint8_t b = *p++;
+        uint64_t bits = (uint64_t)(b & 0x7f);
+        if (shift == 63 && bits > 1) break;
+        v |= bits << shift;
+        if (!(b & 0x80)) {
+            *pp = p;
+            return v;
+        }
+    }
+    *bad = true;
+    return 0;
+}
+
+static inline uint64_t varint_fast(const uint8_t **pp, const uint8_t *end, bool *bad)
+{
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) {
+        *pp = p + 1;
+        return *p;
+    }
+    return varint_slow(pp, end, bad);
+}
+
+/* Field value of record r (f: 0 height_q in q[], 1 region index, 2 clr, 3 flags, 4 steps). */
+static inline uint32_t field_get(int f, const uint32_t *q, const nm_grid_rec *out, uint32_t r)
+{
+    switch (f) {
+    case 0: return q[r];
+    case 1: return out[r].rid;
+    case 2: return out[r].clr;
+    case 3: return out[r].flags;
+    default: return out[r].steps;
+    }
+}
+
+static inline void field_set(int f, uint32_t *q, nm_grid_rec *out, uint32_t r, uint32_t v)
+{
+    switch (f) {
+    case 0: q[r] = v; break;
+    case 1: out[r].rid = v; break;
+    case 2: out[r].clr = (uint16_t)v; break;
+    case 3: out[r].flags = (uint8_t)v; break;
+    default: out[r].steps = (uint8_t)v; break;
+    }
+}
+
+/* One (field, layer) pass over the layer's records (cells ascending). Returns the index in the
+ * group of the first bad value, or m when all are good. f is a constant at each call site, so
+ * the compiler makes one loop per field. */
+static inline __attribute__((always_inline)) uint32_t field_pass(
+    int f, bool down, const uint32_t *lrec, const uint32_t *lcol, uint32_t m, uint32_t *state,
+    uint32_t *tag, uint32_t pass, uint32_t vmax, const uint8_t **pp, const uint8_t *end, bool *bad,
+    uint32_t *q, nm_grid_rec *out, int64_t *bad_v)
+{
+    const int64_t lim = INT64_C(1) << 40;
+    for (uint32_t e = 0; e < m; e++) {
+        uint32_t r = lrec[e];
+        int64_t pred;
+        if (down) {
+            pred = field_get(f, q, out, r - 1);
+        } else {
+            uint32_t x = lcol[e];
+            pred = tag[x] == pass ? state[x] : 0;
+        }
+        int64_t d = nm_unzig(varint_fast(pp, end, bad));
+        int64_t v = d > lim || d < -lim ? -1 : pred + d;
+        if (*bad || v < 0 || (uint64_t)v > vmax) {
+            *bad_v = v;
+            return e;
+        }
+        if (!down) {
+            uint32_t x = lcol[e];
+            state[x] = (uint32_t)v;
+            tag[x] = pass;
+        }
+        field_set(f, q, out, r, (uint32_t)v);
+    }
+    return m;
+}
+
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
                         nm_grid_rec *out, nm_error *err)
 {
@@ -321,6 +420,32 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
         nm_error_prefix(err, "BGRD: zone '%s': tile %u", z->name, tile);
         return rc;
     }
+
+    /* Layer groups: the records of layer l of every cell with more than l layers, cells
+     * ascending (the order a pass reads them), with the column of their cell. */
+    uint32_t *ls = s->lstart;
+    for (uint32_t l = 0; l <= h.kmax; l++) ls[l] = 0;
+    for (uint32_t i = 0; i < h.ncell; i++) ls[s->first[i + 1] - s->first[i] - 1]++;
+    for (uint32_t l = h.kmax; l-- > 0;) ls[l] += ls[l + 1];  /* cells with more than l layers */
+    {
+        uint32_t acc = 0;
+        for (uint32_t l = 0; l < h.kmax; l++) {
+            uint32_t cnt = ls[l];
+            ls[l] = acc;
+            acc += cnt;
+        }
+        ls[h.kmax] = acc;
+    }
+    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards) */
+    for (uint32_t i = 0; i < h.ncell; i++) {
+        uint32_t k = s->first[i + 1] - s->first[i];
+        uint32_t x = (uint32_t)(s->cells[i] % e->nx);
+        for (uint32_t l = 0; l < k; l++) {
+            uint32_t at = ls[l]++;
+            s->lrec[at] = s->first[i] + l;
+            s->lcol[at] = x;
+        }
+    }
     uint32_t *state = s->col;
     uint32_t *tag = s->col_pass;
     for (int32_t x = 0; x < e->nx; x++) tag[x] = 0;
@@ -328,47 +453,38 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
     /* Streams 3..7: residuals, field -> layer -> cell. */
     uint32_t pass = 0;
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
-        nm_cursor cf = nm_cur(s->stream[3 + f].p, got[3 + f]);
+        const uint8_t *p = s->stream[3 + f].p, *end = p + got[3 + f];
+        bool bad = false;
         uint32_t vmax = f == 1 ? h.regions - 1 : k_field_max[f];
         for (uint32_t l = 0; l < h.kmax; l++) {
             pass++;
             bool down = h.select[f * h.kmax + l] == NM_BGRD_PRED_DOWN;
-            for (uint32_t i = 0; i < h.ncell; i++) {
-                uint32_t k = s->first[i + 1] - s->first[i];
-                if (k <= l) continue;
-                uint32_t r = s->first[i] + l;
-                uint32_t x = (uint32_t)(s->cells[i] % e->nx);
-                int64_t pred;
-                if (down) {
-                    uint32_t p = r - 1;
-                    switch (f) {
-                    case 0: pred = s->q[p]; break;
-                    case 1: pred = out[p].rid; break;
-                    case 2: pred = out[p].clr; break;
-                    case 3: pred = out[p].flags; break;
-                    default: pred = out[p].steps; break;
-                    }
-                } else {
-                    pred = tag[x] == pass ? state[x] : 0;
+            uint32_t a = l ? ls[l - 1] : 0, m = ls[l] - a;
+            const uint32_t *lr = s->lrec + a, *lc = s->lcol + a;
+            int64_t bad_v = 0;
+            uint32_t stop;
+            switch (f) {
+            case 0: stop = field_pass(0, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 1: stop = field_pass(1, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 2: stop = field_pass(2, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 3: stop = field_pass(3, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            default: stop = field_pass(4, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            }
+            if (stop < m) {
+                /* the cell of the bad record: the last cell whose layer 0 is at or before it */
+                uint32_t r = lr[stop], lo = 0, hi = h.ncell;
+                while (hi - lo > 1) {
+                    uint32_t mid = lo + (hi - lo) / 2;
+                    if (s->first[mid] <= r) lo = mid;
+                    else hi = mid;
                 }
-                int64_t d = nm_unzig(nm_cur_varint(&cf));
-                const int64_t lim = INT64_C(1) << 40;
-                int64_t v = d > lim || d < -lim ? -1 : pred + d;
-                if (cf.bad || v < 0 || (uint64_t)v > vmax)
-                    return nm_fail(err, NM_ERR_CORRUPT,
-                                   "BGRD: zone '%s': tile %u: field %s, layer %u, cell %u: value %lld out of range",
-                                   z->name, tile, k_stream_names[3 + f], l, s->cells[i], (long long)v);
-                state[x] = (uint32_t)v;
-                tag[x] = pass;
-                switch (f) {
-                case 0: s->q[r] = (uint32_t)v; break;
-                case 1: out[r].rid = (uint32_t)v; break;
-                case 2: out[r].clr = (uint16_t)v; break;
-                case 3: out[r].flags = (uint8_t)v; break;
-                default: out[r].steps = (uint8_t)v; break;
-                }
+                return nm_fail(err, NM_ERR_CORRUPT,
+                               "BGRD: zone '%s': tile %u: field %s, layer %u, cell %u: value %lld out of range",
+                               z->name, tile, k_stream_names[3 + f], l, s->cells[lo], (long long)bad_v);
             }
         }
+        nm_cursor cf = nm_cur(s->stream[3 + f].p, got[3 + f]);
+        cf.pos = (size_t)(p - s->stream[3 + f].p);
         if ((rc = nm_cur_done(&cf, k_stream_names[3 + f], err))) {
             nm_error_prefix(err, "BGRD: zone '%s': tile %u", z->name, tile);
             return rc;

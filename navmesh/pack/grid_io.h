@@ -145,6 +145,10 @@ typedef struct nm_bgrd_scratch {
     uint32_t *col_pass;   /* per column: pass that last set it (so passes need no reset) */
     uint32_t *dict;       /* region dictionary */
     size_t cell_cap, rec_cap, col_cap, dict_cap;
+    uint32_t *lrec;       /* per record: record indices grouped by layer, cells ascending */
+    uint32_t *lcol;       /* per record: the column of lrec's cell */
+    uint32_t *lstart;     /* per layer + 1: start of the layer's group in lrec / lcol */
+    size_t lrec_cap, lstart_cap;
     nm_bytes fspn[6];     /* sidecar columns of the tile (when decoding with fields) */
 } nm_bgrd_scratch;
 void nm_bgrd_scratch_free(nm_bgrd_scratch *s);

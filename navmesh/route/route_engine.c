@@ -1156,7 +1156,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         wr.discs = q->discs;
         wr.ndiscs = q->ndiscs;
         wr.workers = e->workers;
-        wr.reuse = NULL; /* the build releases the record table right after step 5 */
+        wr.reuse = &e->decode; /* decoded records kept by the engine: no fresh pages per window */
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;

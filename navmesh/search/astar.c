@@ -164,7 +164,7 @@ bool nm_search_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
 
 bool nm_search_cell_usable(const nm_window *w, uint32_t c)
 {
-    uint32_t f, n = nm_span_cell_spans(&w->spans, c, &f);
+    uint32_t f, n = nm_sc_cell_spans(&w->spans, c, &f);
     for (uint32_t k = 0; k < n; k++)
         if (w->sp_bits[f + k] & NM_SP_REACH)
             return true;
@@ -261,7 +261,7 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
         uint32_t wc;
         if (!step_cell(s, uc, k_dx[d], k_dy[d], &wc))
             continue;
-        uint32_t f, n = nm_span_cell_spans(s->t, wc, &f);
+        uint32_t f, n = nm_sc_cell_spans(s->t, wc, &f);
         for (uint32_t k = f; k < f + n; k++) {
             if (!(s->state[k] & NM_ST_CLOSED))
                 continue;
@@ -328,7 +328,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             uint32_t vc;
             if (!step_cell(s, uc, k_dx[d], k_dy[d], &vc))
                 continue;
-            uint32_t f, cnt = nm_span_cell_spans(t, vc, &f);
+            uint32_t f, cnt = nm_sc_cell_spans(t, vc, &f);
             for (uint32_t v = f; v < f + cnt; v++) {
                 if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
                     continue;
@@ -590,7 +590,7 @@ void nm_search_path_free(nm_search_path *p)
 /* The span of cell c nearest height h, usable spans first; NONE for an empty cell. */
 static uint32_t nearest_span(const nm_sctx *s, uint32_t c, double h)
 {
-    uint32_t f, n = nm_span_cell_spans(s->t, c, &f), best = NM_SEARCH_NONE;
+    uint32_t f, n = nm_sc_cell_spans(s->t, c, &f), best = NM_SEARCH_NONE;
     double bd = INFINITY;
     for (int pass = 0; pass < 2 && best == NM_SEARCH_NONE; pass++)
         for (uint32_t k = f; k < f + n; k++) {

@@ -208,7 +208,9 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
     const uint32_t region = req->region;
     int rc = NM_OK;
     uint32_t *head = NULL;  /* counting sort of records by cell: cells + 1 */
-    uint32_t *order = NULL; /* record indices sorted by cell */
+    uint32_t *order = NULL; /* record indices sorted by cell (counting sort fallback) */
+    uint32_t *pieces = NULL; /* [begin, end) record ranges in cell order */
+    size_t pieces_bytes = 0;
     float *lh = NULL;
     uint8_t *sb1 = NULL, *sb2 = NULL, *segb = NULL;
     wall_src *walls = NULL;
@@ -262,25 +264,108 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
     }
     w->seed_cell = (uint32_t)(sj * nx + si);
 
-    /* Records grouped by cell (list heads): a counting sort keeps each cell's stored order. */
-    head = (uint32_t *)walloc(m, cells + 1, sizeof *head);
-    order = (uint32_t *)walloc(m, n ? n : 1, sizeof *order);
-    if (!head || !order) {
-        rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", cells);
-        goto done;
-    }
-    for (size_t r = 0; r < n; r++) {
+    for (size_t r = 0; r < n; r++)
         if (recs[r].cell < 0 || (size_t)recs[r].cell >= cells) {
             rc = nm_fail(err, NM_ERR_CORRUPT, "window step 5: record %zu cell %d outside the window",
                          r, recs[r].cell);
             goto done;
         }
-        head[recs[r].cell + 1]++;
+    /* Records in cell order. A rectangle decode gives one ascending run per tile; cut the runs at
+     * the row lines, the pieces of one row sorted by their first cell and not interleaved give
+     * the cell order without a per-cell table. Any other order: a counting sort by cell (list
+     * heads), which keeps each cell's stored order. */
+    size_t npieces = 0;
+    {
+        size_t nruns = n ? 1 : 0;
+        for (size_t r = 1; r < n; r++)
+            if (recs[r].cell < recs[r - 1].cell) nruns++;
+        if (nruns <= 4096) {
+            uint32_t *runs = (uint32_t *)walloc(m, 2 * (nruns ? nruns : 1), sizeof(uint32_t));
+            if (!runs) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu runs)", nruns);
+                goto done;
+            }
+            size_t k = 0;
+            for (size_t r = 0; r < n; r++)
+                if (r == 0 || recs[r].cell < recs[r - 1].cell) {
+                    if (k) runs[2 * k - 1] = (uint32_t)r;
+                    runs[2 * k++] = (uint32_t)r;
+                }
+            if (k) runs[2 * k - 1] = (uint32_t)n;
+            /* pieces: at most one per run and row, plus the ends */
+            size_t cap = nruns + (size_t)ny * (nruns < (size_t)ny ? nruns : (size_t)ny);
+            if (cap > 2 * n + 16) cap = 2 * n + 16;
+            pieces = (uint32_t *)walloc(m, 2 * (cap ? cap : 1), sizeof(uint32_t));
+            bool ok = pieces != NULL;
+            int32_t prev_row = -1;
+            size_t row_first = 0;
+            uint32_t last_cell = 0;
+            bool any = false;
+            /* rows in order: the next row is the smallest row any run is at */
+            while (ok) {
+                int64_t row = INT64_MAX;
+                for (size_t q = 0; q < nruns; q++)
+                    if (runs[2 * q] < runs[2 * q + 1]) {
+                        int64_t rr = recs[runs[2 * q]].cell / nx;
+                        if (rr < row) row = rr;
+                    }
+                if (row == INT64_MAX) break;
+                row_first = npieces;
+                for (size_t q = 0; q < nruns && ok; q++) {
+                    uint32_t r0 = runs[2 * q], r1 = r0;
+                    while (r1 < runs[2 * q + 1] && recs[r1].cell / nx == row) r1++;
+                    if (r1 == r0) continue;
+                    if (npieces == cap) {
+                        ok = false;
+                        break;
+                    }
+                    /* insert by first cell (rows hold few pieces) */
+                    size_t at = npieces++;
+                    while (at > row_first && recs[pieces[2 * (at - 1)]].cell > recs[r0].cell) {
+                        pieces[2 * at] = pieces[2 * (at - 1)];
+                        pieces[2 * at + 1] = pieces[2 * (at - 1) + 1];
+                        at--;
+                    }
+                    pieces[2 * at] = r0;
+                    pieces[2 * at + 1] = r1;
+                    runs[2 * q] = r1;
+                }
+                /* not interleaved: each piece starts after the previous one's last cell */
+                for (size_t pc = row_first; pc < npieces && ok; pc++) {
+                    uint32_t fc = (uint32_t)recs[pieces[2 * pc]].cell;
+                    if (any && fc <= last_cell) ok = false;
+                    last_cell = (uint32_t)recs[pieces[2 * pc + 1] - 1].cell;
+                    any = true;
+                }
+                (void)prev_row;
+            }
+            wrelease(m, (void **)&runs, 2 * (nruns ? nruns : 1) * sizeof(uint32_t));
+            if (!ok) {
+                if (!pieces) {
+                    rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (pieces)");
+                    goto done;
+                }
+                wrelease(m, (void **)&pieces, 2 * (cap ? cap : 1) * sizeof(uint32_t));
+                npieces = 0;
+            } else {
+                pieces_bytes = 2 * (cap ? cap : 1) * sizeof(uint32_t);
+            }
+        }
     }
-    for (size_t c = 0; c < cells; c++) head[c + 1] += head[c];
-    for (size_t r = 0; r < n; r++) order[head[recs[r].cell]++] = (uint32_t)r;
-    for (size_t c = cells; c > 0; c--) head[c] = head[c - 1];
-    head[0] = 0;
+    if (!pieces) {
+        head = (uint32_t *)walloc(m, cells + 1, sizeof *head);
+        order = (uint32_t *)walloc(m, n ? n : 1, sizeof *order);
+        if (!head || !order) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", cells);
+            goto done;
+        }
+        for (size_t r = 0; r < n; r++) head[recs[r].cell + 1]++;
+        for (size_t c = 0; c < cells; c++) head[c + 1] += head[c];
+        for (size_t r = 0; r < n; r++) order[head[recs[r].cell]++] = (uint32_t)r;
+        nm_free(head); /* only the order is read below */
+        m->now -= (cells + 1) * sizeof *head;
+        head = NULL;
+    }
 
     /* Step 5: records -> raster layers and span vector. */
     w->lay = (uint8_t *)walloc(m, cells, 1);
@@ -309,11 +394,15 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
     }
     for (size_t c = 0; c < cells; c++) lh[c] = NM_kFloorYNone;
     uint32_t ns = 0;
-    for (size_t c = 0; c < cells; c++) {
-        int64_t gx = req->gx0 + (int64_t)(c % (size_t)nx), gy = req->gy0 + (int64_t)(c / (size_t)nx);
-        for (uint32_t q = head[c]; q < head[c + 1]; q++) {
-            const nm_grid_rec *r = &recs[order[q]];
-            const nm_span_fields *f = &fields[order[q]];
+    size_t nseq = pieces ? npieces : 1;
+    for (size_t pc = 0; pc < nseq; pc++) {
+        size_t q0 = pieces ? pieces[2 * pc] : 0, q1 = pieces ? pieces[2 * pc + 1] : n;
+        for (size_t q = q0; q < q1; q++) {
+            uint32_t ri = pieces ? (uint32_t)q : order[q];
+            const nm_grid_rec *r = &recs[ri];
+            const nm_span_fields *f = &fields[ri];
+            size_t c = (size_t)r->cell;
+            int64_t gx = req->gx0 + (int64_t)(c % (size_t)nx), gy = req->gy0 + (int64_t)(c / (size_t)nx);
             uint8_t flags;
             uint16_t clr;
             open_record(req, r, f, gx, gy, &flags, &clr);
@@ -347,11 +436,11 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
         }
     }
     t->nspans = ns;
-    /* the record table and its per-cell heads are spent: release them now (the memory peak of
-     * the build) */
-    wrelease(m, (void **)&head, (cells + 1) * sizeof(uint32_t));
+    /* the record table and its cell order are spent: release them now (the memory peak of the
+     * build) */
     w->free_step[NM_WTMP_CELLHEAD] = 5;
     wrelease(m, (void **)&order, (n ? n : 1) * sizeof(uint32_t));
+    wrelease(m, (void **)&pieces, pieces_bytes);
     if (owned_out) {
         m->now -= owned_out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields)) <= m->now
                       ? owned_out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields))
@@ -474,18 +563,21 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
             t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
         }
     }
-    w->stepbits = (uint8_t *)walloc(m, cells, 1);
-    if (!w->stepbits) {
-        rc = nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (step bits)");
-        goto done;
-    }
+    /* the final step bits are written over the main pack's (each cell reads only its own), so
+     * the window holds no extra layer for them */
+    w->stepbits = sb1;
+    sb1 = NULL;
     for (int32_t j = 0; j < ny; j++)
         for (int32_t i = 0; i < nx; i++) {
             size_t c = (size_t)j * (size_t)nx + (size_t)i;
-            if (!w->lay[c]) continue; /* stamped cells give neither steps nor facades */
+            if (!w->lay[c]) { /* stamped cells give neither steps nor facades */
+                w->stepbits[c] = 0;
+                continue;
+            }
+            const uint8_t main_bits = w->stepbits[c];
             uint8_t fin = 0;
             for (int d = 0; d < 4; d++) {
-                if (((sb1[c] >> (2 * d)) & 3u) == 0) continue; /* main bits only gate the read */
+                if (((main_bits >> (2 * d)) & 3u) == 0) continue; /* main bits only gate the read */
                 fin |= (uint8_t)(sb2[c] & (3u << (2 * d)));
                 if (d < 2 && (segb[c] & (1u << d))) {
                     if (nfac % 64 == 0) {
@@ -509,7 +601,6 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
             }
             w->stepbits[c] = fin;
         }
-    wrelease(m, (void **)&sb1, cells);
     wrelease(m, (void **)&sb2, cells);
     wrelease(m, (void **)&segb, cells);
     w->free_step[NM_WTMP_BITMAPS] = 9;
@@ -643,6 +734,7 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
 done:
     nm_free(head);
     nm_free(order);
+    nm_free(pieces);
     nm_free(lh);
     nm_free(sb1);
     nm_free(sb2);
