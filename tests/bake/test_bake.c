@@ -73,10 +73,11 @@ Test(bake, defaults_take_every_group_with_area_zero)
 {
     nm_pack p;
     nm_error err = {0};
-    /* Without zone.json the railing is walkable geometry too, but it is vertical: no area in the
-     * (u, v) plane, so it is dropped as degenerate. The water keeps area 0. */
+    /* Without zone.json the railing is walkable geometry too: it is vertical (no area in the
+     * (u, v) plane) but has area in space, so it stays, as the rasteriser expects vertical faces
+     * (预烘场 / 栅格化). The water keeps area 0. */
     cr_assert_eq(bake_text(kLevel, NULL, true, 1, &p, &err), NM_OK, "%s", err.msg);
-    cr_assert_eq(p.tri_count, 6);
+    cr_assert_eq(p.tri_count, 8);
     for (uint32_t t = 0; t < p.tri_count; t++) cr_assert_eq(p.surfaces[t].area, 0);
     expect_pack_invariants(&p);
     nm_pack_free(&p);
