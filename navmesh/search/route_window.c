@@ -283,7 +283,7 @@ static int link_chains(leg *L, nm_access_work *aw, const uint8_t *chan0, const u
 static void drop_chains(const nm_search_path *base, const uint8_t *chan0, uint8_t *limw)
 {
     for (uint32_t k = 1; base->h && k < base->n; k++) {
-        if (base->link[k] || !((double)base->h[k - 1] - (double)base->h[k] > NM_kClimb))
+        if (base->link[k] == 1 || !((double)base->h[k - 1] - (double)base->h[k] > NM_kClimb))
             continue;
         for (uint32_t j = k, m = 0; j-- > 0 && m <= NM_kLinkChainCells; m++) {
             limw[base->cell[j]] = 1;
