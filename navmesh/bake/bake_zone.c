@@ -87,7 +87,8 @@ static bool wall_cell(const nm_grid_window *win, const nm_grid_wall *w, size_t k
 }
 
 /* Does region r hold, in every sample cell of w inside the zone, a span more than kClimb below
- * hbar? (FWAL: then w is a ledge over r's own lower level, see step 5.) */
+ * hbar, in a column that is no facade (two spans: a cover over the ground, 桥下 / 挑檐)? (FWAL:
+ * then w is a ledge over r's own lower level, see step 5.) */
 static bool region_under_edge(const zone_work *zw, const nm_grid_wall *w, uint32_t r, double hbar)
 {
     const nm_span_table *T = &zw->T;
@@ -96,7 +97,10 @@ static bool region_under_edge(const zone_work *zw, const nm_grid_wall *w, uint32
         int32_t ci, cj;
         if (!wall_cell(&zw->win, w, k, n, &ci, &cj)) continue;
         seen++;
-        uint32_t first, c = nm_span_cell_spans(T, (uint32_t)cj * (uint32_t)zw->win.nx + (uint32_t)ci, &first);
+        uint32_t cell = (uint32_t)cj * (uint32_t)zw->win.nx + (uint32_t)ci, first;
+        /* a facade column (three or more stacked spans) is no deck over a path */
+        if (nm_span_cell_face(T, cell)) return false;
+        uint32_t c = nm_span_cell_spans(T, cell, &first);
         bool under = false;
         for (uint32_t s = first; s < first + c && !under; s++)
             under = zw->rid[s] == r && hbar - (double)T->sp_h[s] > NM_kClimb;
