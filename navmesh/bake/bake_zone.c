@@ -86,6 +86,29 @@ static bool wall_cell(const nm_grid_window *win, const nm_grid_wall *w, size_t k
     return true;
 }
 
+/* Does region r hold, in every sample cell of w inside the zone, a span more than kClimb below
+ * hbar, in a column that is no facade (two spans: a cover over the ground, 桥下 / 挑檐)? (FWAL:
+ * then w is a ledge over r's own lower level, see step 5.) */
+static bool region_under_edge(const zone_work *zw, const nm_grid_wall *w, uint32_t r, double hbar)
+{
+    const nm_span_table *T = &zw->T;
+    size_t n = wall_samples(w), seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        int32_t ci, cj;
+        if (!wall_cell(&zw->win, w, k, n, &ci, &cj)) continue;
+        seen++;
+        uint32_t cell = (uint32_t)cj * (uint32_t)zw->win.nx + (uint32_t)ci, first;
+        /* a facade column (three or more stacked spans) is no deck over a path */
+        if (nm_span_cell_face(T, cell)) return false;
+        uint32_t c = nm_span_cell_spans(T, cell, &first);
+        bool under = false;
+        for (uint32_t s = first; s < first + c && !under; s++)
+            under = zw->rid[s] == r && hbar - (double)T->sp_h[s] > NM_kClimb;
+        if (!under) return false;
+    }
+    return seen > 0;
+}
+
 /* ---- per-region fields -------------------------------------------------------------------- */
 
 /* Marks the cells of the region's kept walls in a local window (sealed obstacles). */
@@ -720,7 +743,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
-     * of r with |h - hbar| <= kMcHBand */
+     * of r with |h - hbar| <= kMcHBand, unless r passes under the whole edge (region_under_edge) */
     progress(opts, "wall keep", 0.35);
     {
         Z.wall_count = (uint32_t)zw.nwalls;
@@ -755,6 +778,14 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
             size_t u = 0;
             for (size_t k = 0; k < m; k++)
                 if (u == 0 || rr[u - 1] != rr[k]) rr[u++] = rr[k];
+            /* A ledge over the region's own lower level is no wall of that region: when every
+             * sample cell also holds a span of r more than kClimb below hbar, r passes under the
+             * whole edge (a deck's side over the path beneath it). Above, RiseOk judges the drop
+             * and LayerOracle keeps chords on the deck; below, a planar wall would cut the path. */
+            size_t u2 = 0;
+            for (size_t q = 0; q < u; q++)
+                if (!region_under_edge(&zw, W, rr[q], hbar)) rr[u2++] = rr[q];
+            u = u2;
             if (nk + u > cap) {
                 size_t nc2 = (nk + u) * 2 + 64;
                 uint32_t *p2 = nm_realloc(tmpr, nc2 * sizeof *p2);

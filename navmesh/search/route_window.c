@@ -273,6 +273,31 @@ static int link_chains(leg *L, nm_access_work *aw, const uint8_t *chan0, const u
     return NM_OK;
 }
 
+/* Ledge drops the baseline used get access chains like its off-mesh links (the article treats
+ * both edges alike in the searches: one-way, parent pointer straight to the landing). A take-off
+ * row and its landing lie on walls (the ledge edge, the foot of the cliff: sealed clearance 0),
+ * outside the open channel and off the medial axis, so without this the topology layer could
+ * never take a drop while another way down exists. The chain is the baseline's own span path on
+ * each side of the drop, up to the first chan0 cell or kLinkChainCells cells: it stays on its
+ * level, which a planar access run from the take-off cell would not. */
+static void drop_chains(const nm_search_path *base, const uint8_t *chan0, uint8_t *limw)
+{
+    for (uint32_t k = 1; base->h && k < base->n; k++) {
+        if (base->link[k] == 1 || !((double)base->h[k - 1] - (double)base->h[k] > NM_kClimb))
+            continue;
+        for (uint32_t j = k, m = 0; j-- > 0 && m <= NM_kLinkChainCells; m++) {
+            limw[base->cell[j]] = 1;
+            if (chan0[base->cell[j]])
+                break;
+        }
+        for (uint32_t j = k, m = 0; j < base->n && m <= NM_kLinkChainCells; j++, m++) {
+            limw[base->cell[j]] = 1;
+            if (chan0[base->cell[j]])
+                break;
+        }
+    }
+}
+
 static int chain_out(const leg *L, const solve_res *r, nm_search_chain *c, nm_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -586,6 +611,7 @@ static int run(leg *L, nm_error *err)
     }
     if ((rc = link_chains(L, &aw, chan0, open, limw, err)))
         goto done;
+    drop_chains(&o->base, chan0, limw);
 
     /* ---- 拓扑层 ---- */
     const nm_search_price multw = {w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};

@@ -73,12 +73,30 @@ Test(bake, defaults_take_every_group_with_area_zero)
 {
     nm_pack p;
     nm_error err = {0};
-    /* Without zone.json the railing is walkable geometry too, but it is vertical: no area in the
-     * (u, v) plane, so it is dropped as degenerate. The water keeps area 0. */
+    /* Without zone.json the railing is walkable geometry too, but it is vertical (no area in the
+     * (u, v) plane) and 1 m tall, more than a step (kStepUp): a wall, dropped. The water keeps
+     * area 0. */
     cr_assert_eq(bake_text(kLevel, NULL, true, 1, &p, &err), NM_OK, "%s", err.msg);
     cr_assert_eq(p.tri_count, 6);
     for (uint32_t t = 0; t < p.tri_count; t++) cr_assert_eq(p.surfaces[t].area, 0);
     expect_pack_invariants(&p);
+    nm_pack_free(&p);
+}
+
+Test(bake, a_vertical_face_no_taller_than_a_step_stays)
+{
+    /* two treads 0.5 m apart joined by a 0.5 m riser (wound against both), and a 1 m wall */
+    static const char *lvl =
+        "v 0 0 0\nv 1 0 0\nv 1 0 -1\nv 0 0 -1\n"
+        "v 1 0.5 0\nv 2 0.5 0\nv 2 0.5 -1\nv 1 0.5 -1\n"
+        "v 0 0 -1\nv 0 1 -1\nv 0 1 0\n"
+        "g t\nf 1 2 3 4\nf 5 6 7 8\nf 2 5 8 3\n"
+        "g wall\nf 1 4 10 11\n";
+    nm_pack p;
+    nm_error err = {0};
+    cr_assert_eq(bake_text(lvl, NULL, true, 1, &p, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(p.tri_count, 6, "2 treads + the riser; the 1 m wall is dropped");
+    cr_assert_eq(p.zones[0].component_count, 1, "the riser joins the treads");
     nm_pack_free(&p);
 }
 

@@ -178,6 +178,65 @@ Test(bakegrid, bridge_two_regions_fwal)
     sb_free(&b);
 }
 
+/* ---- deck in the path's own region -------------------------------------------------------------
+ * Path [0,40]x[8,12] at 0 m, a strip [0,4]x[12,30] and ground [0,40]x[30,40] at 0 m; deck
+ * [18,22]x[4,16] at 5 m reached by a ramp [18,22]x[16,30] from the ground: one region. The
+ * deck's side edges over the path are ledges over the region's own lower level: not kept on it
+ * (FWAL), so neither the sealed clearance nor the blocker segments cut the path under the deck;
+ * the side edges where nothing lies below stay, and so do the path's own edges. */
+Test(bakegrid, deck_sides_over_its_own_path_are_not_walls)
+{
+    sb b = {0};
+    mesh_group(&b, "ground");
+    mesh_rect(&b, 0, 8, 40, 12, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 12, 4, 30, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 30, 40, 40, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 18, 4, 22, 16, 5.0, 4.0, 0, 0, 0, 0);
+    mesh_quad4(&b, 18, 16, 22, 30, 5.0, 5.0, 0.0, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    const nm_grid_rec *lo = rec_near(&z, cell_of(20.0), cell_of(10.0), 0.0, 1e-6);
+    const nm_grid_rec *hi = rec_near(&z, cell_of(20.0), cell_of(10.0), 5.0, 1e-6);
+    cr_assert(lo && hi && lo->rid == hi->rid, "path and deck in one region");
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    int over_path = 0, over_nothing = 0, path_edges = 0;
+    for (uint32_t k = 0; k < z.wall_count; k++) {
+        uint32_t t = (uint32_t)(z.wall_keys[k] / 3);
+        int e = (int)(z.wall_keys[k] % 3);
+        const nm_vertex *a = nm_zone_vertex(zc, t, e), *c = nm_zone_vertex(zc, t, (e + 1) % 3);
+        bool kept = z.wall_row[k + 1] > z.wall_row[k];
+        bool side = fabs(a->u - c->u) < 1e-6 && (fabs(a->u - 18) < 1e-6 || fabs(a->u - 22) < 1e-6);
+        double vm = (a->v + c->v) / 2;
+        if (side && a->h > 4.9 && c->h > 4.9) {
+            if (vm > 8 && vm < 12) {
+                cr_expect(!kept, "deck side (%.0f, %.0f..%.0f) over the path is kept", a->u, a->v, c->v);
+                over_path++;
+            } else if (vm < 8) {
+                cr_expect(kept, "deck side (%.0f, %.0f..%.0f) over nothing is dropped", a->u, a->v, c->v);
+                over_nothing++;
+            }
+        } else if (a->h < 0.1 && c->h < 0.1 && a->v > 7.9 && c->v > 7.9 && a->v < 12.1 && c->v < 12.1) {
+            cr_expect(kept, "path edge (%.1f, %.1f)-(%.1f, %.1f) dropped", a->u, a->v, c->u, c->v);
+            path_edges++;
+        }
+    }
+    cr_assert_gt(over_path, 0);
+    cr_assert_gt(over_nothing, 0);
+    cr_assert_gt(path_edges, 0);
+    /* the path under the deck side keeps its clearance: no sealed wall there */
+    const nm_grid_rec *u = rec_near(&z, cell_of(18.0), cell_of(10.0), 0.0, 1e-6);
+    cr_assert(u != NULL);
+    nm_zone_clean_free(zc);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
 /* ---- regions joined by an off-mesh link ------------------------------------------------------
  * A bank [0,10]x[0,10] and an island [20,30]x[0,10], both at 0 m, apart: two regions by
  * LabelRegions; a link from (8, 5, 0) to (22, 5, 0.5) lands in both, so the bake joins them (the

@@ -373,3 +373,42 @@ Test(worlds, two_zones_have_their_own_groups_and_transforms)
     }
     nm_sg_world_free(w);
 }
+
+/* Directed edges (a -> b) of the walkable triangles: a riser or facade strip wound against its
+ * neighbours repeats their directed edge, and ZoneClean cuts both sides apart (规则 1), leaving a
+ * wall at every stair foot. Every directed edge must occur once. */
+typedef struct dedge {
+    uint32_t a, b;
+} dedge;
+
+static int cmp_dedge(const void *x, const void *y)
+{
+    const dedge *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static size_t repeated_directed_edges(const nm_sg_world *w)
+{
+    dedge *e = malloc(w->nt * 3 * sizeof *e);
+    cr_assert_not_null(e);
+    size_t n = 0, rep = 0;
+    for (size_t i = 0; i < w->nt; i++) {
+        if (w->g[w->t[i].group].role != NM_SG_WALK) continue;
+        for (int k = 0; k < 3; k++) e[n++] = (dedge){w->t[i].v[k], w->t[i].v[(k + 1) % 3]};
+    }
+    qsort(e, n, sizeof *e, cmp_dedge);
+    for (size_t i = 1; i < n; i++) rep += e[i].a == e[i - 1].a && e[i].b == e[i - 1].b;
+    free(e);
+    return rep;
+}
+
+Test(worlds, risers_and_facade_strips_are_wound_with_their_neighbours)
+{
+    const char *names[] = {"stairs", "building", "facade", "bump_dip", "ledges"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        nm_sg_world *w = scene(names[k]);
+        cr_expect_eq(repeated_directed_edges(w), 0u, "%s: walkable directed edges repeat", names[k]);
+        nm_sg_world_free(w);
+    }
+}

@@ -199,8 +199,9 @@ static int stage_walkable(bake_ctx *b, nm_error *err)
 
 /* ---- stage: weld ------------------------------------------------------------------------------
  * World -> pixels (u = sx*x + tx, v = ty - sy*z, h = y), then identical vertices (exact float
- * equality; -0 counts as 0) become one, triangles with a repeated vertex or no area in the (u, v)
- * plane are dropped, and the vertices left are numbered in order of first use. */
+ * equality; -0 counts as 0) become one, triangles with a repeated vertex or no area in space are
+ * dropped, vertical ones only when taller than kStepUp, and the vertices left are numbered in
+ * order of first use. */
 typedef struct weld_map {
     uint32_t *slot;    /* vertex id + 1, 0 = empty */
     uint32_t mask;
@@ -276,8 +277,19 @@ static int weld_zone(bake_ctx *b, uint32_t zi, nm_error *err)
         uint32_t a = rep[m->t[3 * (size_t)t]], c1 = rep[m->t[3 * (size_t)t + 1]], c2 = rep[m->t[3 * (size_t)t + 2]];
         if (a == c1 || a == c2 || c1 == c2) continue;
         const float *pa = m->v + 3 * (size_t)a, *pb = m->v + 3 * (size_t)c1, *pc = m->v + 3 * (size_t)c2;
-        double cross = ((double)pb[0] - pa[0]) * ((double)pc[1] - pa[1]) - ((double)pb[1] - pa[1]) * ((double)pc[0] - pa[0]);
-        if (cross == 0.0) continue;
+        /* A vertical triangle (no area in the (u, v) plane) stays when it is no taller than a
+         * step (kStepUp): a riser that joins its two treads, a strip of a walkable facade (预烘场
+         * 栅格化 rasterises it into stacked spans). Taller ones are walls, not walkable faces, and
+         * go like triangles without area in space. */
+        double e1[3] = {(double)pb[0] - pa[0], (double)pb[1] - pa[1], (double)pb[2] - pa[2]};
+        double e2[3] = {(double)pc[0] - pa[0], (double)pc[1] - pa[1], (double)pc[2] - pa[2]};
+        double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2];
+        double cz = e1[0] * e2[1] - e1[1] * e2[0];
+        if (cx == 0.0 && cy == 0.0 && cz == 0.0) continue;
+        if (cz == 0.0) {
+            double hlo = fmin(pa[2], fmin(pb[2], pc[2])), hhi = fmax(pa[2], fmax(pb[2], pc[2]));
+            if (hhi - hlo > NM_kStepUp + 1e-6) continue;
+        }
         uint32_t ids[3] = {a, c1, c2};
         for (int k = 0; k < 3; k++) {
             if (newid[ids[k]] == UINT32_MAX) {

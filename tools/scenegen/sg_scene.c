@@ -216,6 +216,11 @@ static int replace_floor(ctx *c, sg_rect r, double h, int owner)
     return cut(c, r, h - 0.05, h + 0.05, -1, owner, false);
 }
 
+/* A vertical walkable face over the plan segment (x0, y0) -> (x1, y1) from lo to hi. Its winding
+ * follows the segment, so pass it with the UPPER surface on its left (and the lower one on its
+ * right): then the face's bottom edge is the reverse of the lower surface's counter-clockwise edge
+ * and its top edge the reverse of the upper one's, and the pieces are neighbours in the mesh (a
+ * face wound the other way repeats their directed edges and ZoneClean cuts it off, 规则 1). */
 static int vface(ctx *c, const obj_info *oi, double x0, double y0, double x1, double y1,
                  double lo, double hi, double strip)
 {
@@ -493,8 +498,12 @@ static int stairs(ctx *c, const obj_info *oi, sg_rect r, int axis, int sign, dou
         if (rc) return rc;
         double e = sign > 0 ? p0 : p1; /* riser line: the tread's low-side edge */
         if (!with_faces) continue;
-        if (axis == 0) rc = vface(c, oi, e, r.y0, e, r.y1, h - riser, h, 0);
-        else rc = vface(c, oi, r.x0, e, r.x1, e, h - riser, h, 0);
+        /* the upper tread lies left of the face (see vface): +x rises -> run towards -y */
+        bool up = (sign > 0) == (riser > 0);
+        if (axis == 0) rc = up ? vface(c, oi, e, r.y1, e, r.y0, h - riser, h, 0)
+                               : vface(c, oi, e, r.y0, e, r.y1, h - riser, h, 0);
+        else rc = up ? vface(c, oi, r.x0, e, r.x1, e, h - riser, h, 0)
+                     : vface(c, oi, r.x1, e, r.x0, e, h - riser, h, 0);
         if (rc) return rc;
     }
     if (!body_cut) return NM_OK;
@@ -554,10 +563,17 @@ static int p_block(ctx *c, const cJSON *o, const xform *T, const obj_info *oi, d
             side[x < -0.5 ? 0 : x > 0.5 ? 1 : y < -0.5 ? 2 : 3] = true;
         }
     }
-    if (side[0] && (rc = vface(c, oi, r.x0, r.y0, r.x0, r.y1, base, h, strip))) return rc;
-    if (side[1] && (rc = vface(c, oi, r.x1, r.y0, r.x1, r.y1, base, h, strip))) return rc;
-    if (side[2] && (rc = vface(c, oi, r.x0, r.y0, r.x1, r.y0, base, h, strip))) return rc;
-    if (side[3] && (rc = vface(c, oi, r.x0, r.y1, r.x1, r.y1, base, h, strip))) return rc;
+    /* each side runs along the rectangle counter-clockwise (inside on its left), reversed when
+     * the top is the lower surface: the upper surface lies left of the face (see vface) */
+    bool up = h > base;
+    if (side[0] && (rc = up ? vface(c, oi, r.x0, r.y1, r.x0, r.y0, base, h, strip)
+                            : vface(c, oi, r.x0, r.y0, r.x0, r.y1, base, h, strip))) return rc;
+    if (side[1] && (rc = up ? vface(c, oi, r.x1, r.y0, r.x1, r.y1, base, h, strip)
+                            : vface(c, oi, r.x1, r.y1, r.x1, r.y0, base, h, strip))) return rc;
+    if (side[2] && (rc = up ? vface(c, oi, r.x0, r.y0, r.x1, r.y0, base, h, strip)
+                            : vface(c, oi, r.x1, r.y0, r.x0, r.y0, base, h, strip))) return rc;
+    if (side[3] && (rc = up ? vface(c, oi, r.x1, r.y1, r.x0, r.y1, base, h, strip)
+                            : vface(c, oi, r.x0, r.y1, r.x1, r.y1, base, h, strip))) return rc;
     return NM_OK;
 }
 
