@@ -102,6 +102,21 @@ Test(plan_property, real_level_tentative_equals_full, .timeout = 600)
     pu_close(&W);
 }
 
+/* The Godot demo level (ramps, a ring walkway, raised walkways; metres, ~6 m across) scaled 16x
+ * so its walkways are several cells wide. */
+Test(plan_property, godot_level_tentative_equals_full, .timeout = 600)
+{
+    if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    const char *root = getenv("NM_SOURCE_ROOT") ? getenv("NM_SOURCE_ROOT") : ".";
+    char obj[600];
+    snprintf(obj, sizeof obj, "%s/resources/levels/godot-navlevel/level_mesh.obj", root);
+    pu_world W;
+    pu_bake_obj(&W, obj, NULL, "level_mesh", 16, 0);
+    int ntent = 0;
+    tentative_equals_full(&W, 40, 4242, &ntent);
+    pu_close(&W);
+}
+
 Test(plan_property, results_do_not_depend_on_decode_workers, .timeout = 600)
 {
     if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built");
