@@ -297,8 +297,8 @@ static int inflate_into(const uint8_t *in, size_t in_n, uint8_t *out, size_t ava
 
 int nm_stream_decode(nm_cursor *c, nm_bytes *out, size_t max_out, size_t *out_n, nm_error *err)
 {
-    const uint8_t *in;
-    size_t in_n;
+    const uint8_t *in = NULL;
+    size_t in_n = 0;
     int rc = stream_input(c, &in, &in_n, err);
     if (rc) return rc;
     /* Deflate expands at most ~1032:1; start from a guess and grow. */
@@ -308,7 +308,7 @@ int nm_stream_decode(nm_cursor *c, nm_bytes *out, size_t max_out, size_t *out_n,
     for (;;) {
         if (guess > max_out) guess = max_out;
         if (!nm_bytes_reserve(out, guess)) return nm_fail(err, NM_ERR_NOMEM, "stream: out of memory");
-        bool too_small;
+        bool too_small = false;
         rc = inflate_into(in, in_n, out->p, guess, out_n, err, &too_small);
         if (!too_small) return rc;
         if (guess >= max_out)
@@ -319,12 +319,12 @@ int nm_stream_decode(nm_cursor *c, nm_bytes *out, size_t max_out, size_t *out_n,
 
 int nm_stream_decode_exact(nm_cursor *c, nm_bytes *out, size_t expect_n, nm_error *err)
 {
-    const uint8_t *in;
-    size_t in_n, got = 0;
+    const uint8_t *in = NULL;
+    size_t in_n = 0, got = 0;
     int rc = stream_input(c, &in, &in_n, err);
     if (rc) return rc;
     if (!nm_bytes_reserve(out, expect_n)) return nm_fail(err, NM_ERR_NOMEM, "stream: out of memory");
-    bool too_small;
+    bool too_small = false;
     rc = inflate_into(in, in_n, out->p, expect_n, &got, err, &too_small);
     if (too_small)
         return nm_fail(err, NM_ERR_CORRUPT, "stream inflates to more than the expected %zu bytes", expect_n);
