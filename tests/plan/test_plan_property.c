@@ -89,32 +89,32 @@ Test(plan_property, demo_town_tentative_equals_full, .timeout = 900)
     pu_close(&W);
 }
 
-Test(plan_property, real_level_tentative_equals_full, .timeout = 600)
+/* A bundled real level (resources/levels/DIR/FILE) baked at `scale`: tentative equals full and
+ * every route passes the self check. */
+static void real_level(const char *dir, const char *file, const char *zone, double scale, int nlegs,
+                       uint64_t seed)
 {
     if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built");
     const char *root = getenv("NM_SOURCE_ROOT") ? getenv("NM_SOURCE_ROOT") : ".";
     char obj[600];
-    snprintf(obj, sizeof obj, "%s/resources/levels/recast-navtest/nav_test.obj", root);
+    snprintf(obj, sizeof obj, "%s/resources/levels/%s/%s", root, dir, file);
     pu_world W;
-    pu_bake_obj(&W, obj, NULL, "nav_test", 0, 0);
+    pu_bake_obj(&W, obj, NULL, zone, scale, 0);
     int ntent = 0;
-    tentative_equals_full(&W, 60, 777, &ntent);
+    tentative_equals_full(&W, nlegs, seed, &ntent);
     pu_close(&W);
 }
 
-/* The Godot demo level (ramps, a ring walkway, raised walkways; metres, ~6 m across) scaled 16x
- * so its walkways are several cells wide. */
+Test(plan_property, real_level_tentative_equals_full, .timeout = 600)
+{
+    real_level("recast-navtest", "nav_test.obj", "nav_test", 0, 60, 777);
+}
+
+/* The Godot demo level (ramps, a ring walkway, raised walkways; ~6 m across) scaled 16x so its
+ * walkways are several cells wide. */
 Test(plan_property, godot_level_tentative_equals_full, .timeout = 600)
 {
-    if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built");
-    const char *root = getenv("NM_SOURCE_ROOT") ? getenv("NM_SOURCE_ROOT") : ".";
-    char obj[600];
-    snprintf(obj, sizeof obj, "%s/resources/levels/godot-navlevel/level_mesh.obj", root);
-    pu_world W;
-    pu_bake_obj(&W, obj, NULL, "level_mesh", 16, 0);
-    int ntent = 0;
-    tentative_equals_full(&W, 40, 4242, &ntent);
-    pu_close(&W);
+    real_level("godot-navlevel", "level_mesh.obj", "level_mesh", 16, 40, 4242);
 }
 
 Test(plan_property, results_do_not_depend_on_decode_workers, .timeout = 600)
