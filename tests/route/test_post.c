@@ -561,47 +561,65 @@ Test(post, waypoint_chords_do_not_cross_window_blockers)
 }
 
 /* ---- 后处理 as one call ---- */
+
+/* An open 60 x 16 corridor and a 12-point zigzag parent chain across it, ready for nm_post_run. */
+enum { ZZ_NX = 60, ZZ_NY = 16, ZZ_N = 12 };
+typedef struct zigzag {
+    float fl[ZZ_NX * ZZ_NY];
+    nm_window w;
+    nm_sight_blockers blk;
+    nm_sight_oracle o;
+    uint8_t tm[ZZ_NX * ZZ_NY];
+    double xy[2 * ZZ_N];
+    float h[ZZ_N];
+    nm_post_input in;
+} zigzag;
+
+static void zigzag_init(zigzag *z)
+{
+    memset(z, 0, sizeof *z);
+    fx_window(&z->w, ZZ_NX, ZZ_NY, 100.0, 50.0, z->fl, NULL, 0);
+    fx_clearance(&z->w);
+    cr_assert_eq(nm_sight_blockers_build(&z->blk, &z->w, NULL), NM_OK);
+    cr_assert_eq(nm_sight_oracle_init(&z->o, &z->w, NULL), NM_OK);
+    memset(z->tm, 1, sizeof z->tm);
+    for (int k = 0; k < ZZ_N; ++k) {
+        z->xy[2 * k] = fx_cx(&z->w, 4 + 4 * k);
+        z->xy[2 * k + 1] = fx_cy(&z->w, k % 2 ? 10 : 6);
+    }
+    nm_post_input *in = &z->in;
+    in->w = &z->w;
+    in->kind = NM_POST_PARENT_CHAIN;
+    in->xy = z->xy;
+    in->h = z->h;
+    in->n = ZZ_N;
+    in->sx = z->xy[0] - 0.1;
+    in->sy = z->xy[1];
+    in->gx = z->xy[2 * ZZ_N - 2] + 0.2;
+    in->gy = z->xy[2 * ZZ_N - 1];
+    in->blk = &z->blk;
+    in->tm = z->tm;
+    in->oracle = &z->o;
+    in->scale_x = 1.0;
+}
+
+static void zigzag_free(zigzag *z)
+{
+    nm_sight_oracle_free(&z->o);
+    nm_sight_blockers_free(&z->blk);
+    fx_free(&z->w);
+}
+
 Test(post, run_pulls_a_zigzag_parent_chain_in_an_open_corridor_to_its_raw_ends)
 {
-    enum { NX = 60, NY = 16 };
-    float fl[NX * NY];
-    for (int c = 0; c < NX * NY; ++c)
-        fl[c] = 0;
-    nm_window w;
-    fx_window(&w, NX, NY, 100.0, 50.0, fl, NULL, 0);
-    fx_clearance(&w);
-    nm_sight_blockers blk;
-    cr_assert_eq(nm_sight_blockers_build(&blk, &w, NULL), NM_OK);
-    nm_sight_oracle o;
-    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
-    uint8_t tm[NX * NY];
-    memset(tm, 1, sizeof tm);
-    double xy[2 * 12];
-    float h[12];
-    for (int k = 0; k < 12; ++k) {
-        xy[2 * k] = fx_cx(&w, 4 + 4 * k);
-        xy[2 * k + 1] = fx_cy(&w, k % 2 ? 10 : 6);
-        h[k] = 0;
-    }
-    nm_post_input in = {0};
-    in.w = &w;
-    in.kind = NM_POST_PARENT_CHAIN;
-    in.xy = xy;
-    in.h = h;
-    in.n = 12;
-    in.sx = xy[0] - 0.1;
-    in.sy = xy[1];
-    in.gx = xy[22] + 0.2;
-    in.gy = xy[23];
-    in.blk = &blk;
-    in.tm = tm;
-    in.oracle = &o;
-    in.scale_x = 1.0;
+    static zigzag z;
+    zigzag_init(&z);
+    const nm_post_input *in = &z.in;
     nm_post_output out;
     nm_error err = {0};
-    cr_assert_eq(nm_post_run(&in, &out, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_post_run(in, &out, &err), NM_OK, "%s", err.msg);
     cr_assert_eq(out.n, 2, "a straight chord from the raw start to the raw goal (%u)", out.n);
-    cr_assert(out.xy[0] == in.sx && out.xy[3] == in.gy);
+    cr_assert(out.xy[0] == in->sx && out.xy[3] == in->gy);
     cr_assert_not_null(out.hsearch);
     cr_assert_not_null(out.halong);
     cr_assert_eq(out.ndrops, 0);
@@ -611,56 +629,23 @@ Test(post, run_pulls_a_zigzag_parent_chain_in_an_open_corridor_to_its_raw_ends)
     cr_assert_eq(out.npulled, 2, "the pull keeps the chain's ends");
     cr_assert_eq(out.nspliced, 2);
     nm_post_output_free(&out);
-    nm_sight_oracle_free(&o);
-    nm_sight_blockers_free(&blk);
-    fx_free(&w);
+    zigzag_free(&z);
 }
 
 Test(post, run_never_pulls_across_an_off_mesh_link)
 {
-    /* The open corridor of the test above, with point 6 reached over a link from point 5: the
-     * link has no ground between its ends, so the route is pulled on each side separately and
-     * keeps both ends (raw start, 5, 6, raw goal), the landing marked and a waypoint. */
-    enum { NX = 60, NY = 16 };
-    float fl[NX * NY];
-    for (int c = 0; c < NX * NY; ++c)
-        fl[c] = 0;
-    nm_window w;
-    fx_window(&w, NX, NY, 100.0, 50.0, fl, NULL, 0);
-    fx_clearance(&w);
-    nm_sight_blockers blk;
-    cr_assert_eq(nm_sight_blockers_build(&blk, &w, NULL), NM_OK);
-    nm_sight_oracle o;
-    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
-    uint8_t tm[NX * NY];
-    memset(tm, 1, sizeof tm);
-    double xy[2 * 12];
-    float h[12];
-    uint8_t link[12] = {0};
+    /* The zigzag of the test above, with point 6 reached over a link from point 5: the link has
+     * no ground between its ends, so the route is pulled on each side separately and keeps both
+     * ends (raw start, 5, 6, raw goal), the landing marked and a waypoint. */
+    static zigzag z;
+    zigzag_init(&z);
+    uint8_t link[ZZ_N] = {0};
     link[6] = 1;
-    for (int k = 0; k < 12; ++k) {
-        xy[2 * k] = fx_cx(&w, 4 + 4 * k);
-        xy[2 * k + 1] = fx_cy(&w, k % 2 ? 10 : 6);
-        h[k] = 0;
-    }
-    nm_post_input in = {0};
-    in.w = &w;
-    in.kind = NM_POST_PARENT_CHAIN;
-    in.xy = xy;
-    in.h = h;
-    in.n = 12;
-    in.sx = xy[0] - 0.1;
-    in.sy = xy[1];
-    in.gx = xy[22] + 0.2;
-    in.gy = xy[23];
-    in.blk = &blk;
-    in.tm = tm;
-    in.oracle = &o;
-    in.scale_x = 1.0;
-    in.link = link;
+    const double *xy = z.xy;
+    z.in.link = link;
     nm_post_output out;
     nm_error err = {0};
-    cr_assert_eq(nm_post_run(&in, &out, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_post_run(&z.in, &out, &err), NM_OK, "%s", err.msg);
     cr_assert_eq(out.n, 4, "raw start, both link ends, raw goal (%u points)", out.n);
     cr_assert(out.xy[2] == xy[10] && out.xy[3] == xy[11], "take-off kept");
     cr_assert(out.xy[4] == xy[12] && out.xy[5] == xy[13], "landing kept");
@@ -672,14 +657,12 @@ Test(post, run_never_pulls_across_an_off_mesh_link)
     cr_assert_eq(out.npulled, 4);
     /* without the flag the same chain is pulled to one chord */
     nm_post_output_free(&out);
-    in.link = NULL;
-    cr_assert_eq(nm_post_run(&in, &out, &err), NM_OK, "%s", err.msg);
+    z.in.link = NULL;
+    cr_assert_eq(nm_post_run(&z.in, &out, &err), NM_OK, "%s", err.msg);
     cr_assert_eq(out.n, 2);
     cr_assert_null(out.link);
     nm_post_output_free(&out);
-    nm_sight_oracle_free(&o);
-    nm_sight_blockers_free(&blk);
-    fx_free(&w);
+    zigzag_free(&z);
 }
 
 Test(post, run_with_a_cell_fallback_path_gives_no_heights_and_no_waypoints)
