@@ -101,7 +101,7 @@ bool nm_bytes_reserve(nm_bytes *b, size_t n);
 int nm_stream_decode(nm_cursor *c, nm_bytes *out, size_t max_out, size_t *out_n, nm_error *err);
 /* The same when the exact inflated size is known: anything else is corrupt. */
 int nm_stream_decode_exact(nm_cursor *c, nm_bytes *out, size_t expect_n, nm_error *err);
-/* Appends varint(length) + zlib(p[0..n)) at the given libdeflate level (1..12; 12 when baking). */
+/* Appends varint(length) + zlib(p[0..n)) at the given libdeflate level (1..12; the grid and sidecar use NM_GRID_LEVEL, the geometry 12). */
 int nm_stream_encode(nm_buf *b, const void *p, size_t n, int level, nm_error *err);
 
 /* Corrupt unless c is unbroken and used up exactly; names `what` in the message. */
