@@ -372,17 +372,18 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             uint32_t f, cnt = nm_sc_cell_spans(t, vc, &f);
             if (!cnt)
                 continue;
-            /* the cell part of the edge rule (mask, corners, step bits) once per neighbour */
-            if (!nm_mask_in(&q->mask, vc) ||
-                (dx && dy &&
-                 (!nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) ||
-                  !nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) ||
-                nm_search_step_banned(w, uc, dx, dy))
-                continue;
             const bool diag = dx && dy;
+            int cell_ok = -1; /* the cell part of the edge rule, judged once per neighbour */
             for (uint32_t v = f; v < f + cnt; v++) {
                 if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
                     continue;
+                if (cell_ok < 0) /* mask, no corner cutting, step bits */
+                    cell_ok = nm_mask_in(&q->mask, vc) &&
+                              (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
+                                         nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
+                              !nm_search_step_banned(w, uc, dx, dy);
+                if (!cell_ok)
+                    break;
                 if (!(w->sp_bits[v] & NM_SP_REACH) ||
                     !nm_grid_rise_ok(t, &w->gate, (int32_t)ui, (int32_t)uj, dx, dy, hu,
                                      t->sp_h[v]))
