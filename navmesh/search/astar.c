@@ -94,10 +94,12 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->state = nm_malloc(nn);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);
+    s->touched = nm_malloc(nn * sizeof *s->touched);
+    s->dirty = true;
     s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
     if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->g || !s->par || !s->state ||
-        !s->queue || !s->seen || !s->heap.it) {
+        !s->queue || !s->seen || !s->touched || !s->heap.it) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
@@ -112,6 +114,11 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
         }
         s->lk_off[w->links[l].from_span + 1]++;
     }
+    s->links_consistent = true;
+    for (uint32_t l = 0; l < w->nlinks; l++)
+        if (s->t->sp_cell[w->links[l].from_span] != w->links[l].from_cell ||
+            s->t->sp_cell[w->links[l].to_span] != w->links[l].to_cell)
+            s->links_consistent = false;
     for (uint32_t k = 0; k < s->nspans; k++)
         s->lk_off[k + 1] += s->lk_off[k];
     for (uint32_t l = 0; l < w->nlinks; l++) /* fill, advancing each span's start as a cursor */
@@ -142,6 +149,7 @@ void nm_search_ctx_free(nm_sctx *s)
     nm_free(s->state);
     nm_free(s->queue);
     nm_free(s->seen);
+    nm_free(s->touched);
     nm_free(s->heap.it);
     memset(s, 0, sizeof *s);
 }
@@ -239,8 +247,32 @@ static bool is_goal(const nm_ends *e, uint32_t k)
     return false;
 }
 
+/* SpanAstar's reset: only the nodes the last run gave a state (every node with a g or a parent
+ * has one), unless something else wrote the node arrays since. */
+static void reset_span_nodes(nm_sctx *s)
+{
+    if (s->dirty) {
+        for (uint32_t k = 0; k < s->nspans; k++) {
+            s->g[k] = INFINITY;
+            s->par[k] = NM_SEARCH_NONE;
+        }
+        memset(s->state, 0, s->nspans);
+        s->dirty = false;
+    } else {
+        for (uint32_t i = 0; i < s->ntouched; i++) {
+            const uint32_t k = s->touched[i];
+            s->g[k] = INFINITY;
+            s->par[k] = NM_SEARCH_NONE;
+            s->state[k] = 0;
+        }
+    }
+    s->ntouched = 0;
+    s->heap.n = 0;
+}
+
 static void reset_nodes(nm_sctx *s, uint32_t n)
 {
+    s->dirty = true; /* the cell level reuses the node arrays */
     for (uint32_t k = 0; k < n; k++) {
         s->g[k] = INFINITY;
         s->par[k] = NM_SEARCH_NONE;
@@ -292,14 +324,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_sp = NULL;
     *chain_via = NULL;
     *n = 0;
-    reset_nodes(s, s->nspans);
+    reset_span_nodes(s);
     const uint32_t gc = e->goal_cell;
+    /* cell coordinates kept per pop: the same integers cell_dist would divide out */
+    const int64_t gi = gc % s->nx, gj = gc / s->nx;
     s->g[e->start_span] = 0.0;
     int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
                                  e->start_span, e->start_span, err);
     if (rc)
         return rc;
     s->state[e->start_span] = NM_ST_OPEN;
+    s->touched[s->ntouched++] = e->start_span;
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
@@ -307,7 +342,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         if (s->state[u] & NM_ST_CLOSED)
             continue;
         const uint32_t uc = t->sp_cell[u];
-        if (it.f > s->g[u] + cell_dist(s, uc, gc) + NM_SEARCH_STALE)
+        const int64_t ui = uc % s->nx, uj = uc / s->nx;
+        if (it.f > s->g[u] + hypot((double)ui - (double)gi, (double)uj - (double)gj) +
+                       NM_SEARCH_STALE)
             continue;
         if (q->give_up > 0 && it.f >= q->give_up)
             return 2; /* #6219: the final cost cannot fall below the popped f */
@@ -324,18 +361,37 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pu = s->par[u];
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
+        const float pr_u = nm_search_price_at(&q->price, uc);
+        const float hu = t->sp_h[u];
         for (int d = 0; d < 8; d++) {
-            uint32_t vc;
-            if (!step_cell(s, uc, k_dx[d], k_dy[d], &vc))
+            const int dx = k_dx[d], dy = k_dy[d];
+            const int64_t vi = ui + dx, vj = uj + dy;
+            if (vi < 0 || vj < 0 || vi >= s->nx || vj >= s->ny)
                 continue;
+            const uint32_t vc = (uint32_t)(vj * s->nx + vi);
             uint32_t f, cnt = nm_sc_cell_spans(t, vc, &f);
+            if (!cnt)
+                continue;
+            const bool diag = dx && dy;
+            int cell_ok = -1; /* the cell part of the edge rule, judged once per neighbour */
             for (uint32_t v = f; v < f + cnt; v++) {
                 if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
                     continue;
-                if (!nm_search_edge_ok(s, &q->mask, u, k_dx[d], k_dy[d], v))
+                if (cell_ok < 0) /* mask, no corner cutting, step bits */
+                    cell_ok = nm_mask_in(&q->mask, vc) &&
+                              (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
+                                         nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
+                              !nm_search_step_banned(w, uc, dx, dy);
+                if (!cell_ok)
+                    break;
+                if (!(w->sp_bits[v] & NM_SP_REACH) ||
+                    !nm_grid_rise_ok(t, &w->gate, (int32_t)ui, (int32_t)uj, dx, dy, hu,
+                                     t->sp_h[v]))
                     continue;
-                const bool drop = t->sp_h[u] - t->sp_h[v] > NM_kClimb;
-                double ndp = gu + step_price(&q->price, uc, vc, k_dx[d] && k_dy[d]);
+                const bool drop = hu - t->sp_h[v] > NM_kClimb;
+                const float len = diag ? 1.41421356F : 1.0F;
+                double ndp =
+                    gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
                 uint32_t np = u;
                 if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
                     double cd = s->g[pu] + cell_dist(s, t->sp_cell[pu], vc);
@@ -345,10 +401,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     }
                 }
                 if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                    if (!s->state[v])
+                        s->touched[s->ntouched++] = v;
                     s->g[v] = ndp;
                     s->par[v] = np;
                     s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
-                    rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, vc, gc), v, v, err);
+                    const double hv = hypot((double)vi - (double)gi, (double)vj - (double)gj);
+                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, v, err);
                     if (rc)
                         return rc;
                 }
@@ -362,6 +421,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 continue;
             double ndp = gu + lk->cost;
             if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                if (!s->state[v])
+                    s->touched[s->ntouched++] = v;
                 s->g[v] = ndp;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;

@@ -65,11 +65,12 @@ static bool nearest_cell(const leg *L, const nm_mask *m, bool usable, int64_t ri
     int64_t best = INT64_MAX;
     uint32_t bc = NM_SEARCH_NONE;
     for (uint32_t c = 0; c < s->ncell; c++) {
-        if (!nm_mask_in(m, c) || (usable && !nm_search_cell_usable(s->w, c)))
+        if (!nm_mask_in(m, c))
             continue;
         int64_t dx = (int64_t)(c % s->nx) - ri, dy = (int64_t)(c / s->nx) - rj;
         int64_t d2 = dx * dx + dy * dy;
-        if (d2 < best) {
+        /* the span lookup only for a cell that would win */
+        if (d2 < best && (!usable || nm_search_cell_usable(s->w, c))) {
             best = d2;
             bc = c;
         }
@@ -118,6 +119,17 @@ static int escalate(nm_search_result *o, int reason, const char *what)
     return NM_OK;
 }
 
+/* 连通检查: false (with r marked unlinked) when the ends are not linked on core∧lim. */
+static bool linked_check(leg *L, const uint8_t *lim, solve_res *r)
+{
+    nm_mask m = {L->s.w->core, lim};
+    if (nm_search_linked(&L->s, &m, L->e.start_cell, L->e.goal_cell))
+        return true;
+    r->unlinked = true;
+    r->esc = L->req->small ? NM_SEARCH_ESC_UNLINKED : 0;
+    return false;
+}
+
 /* 求解器 solve: linked check, SpanAstar on walk∧lim, core∧lim, the cost check, the cell-level
  * fallback. */
 static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_search_los_fn los,
@@ -128,15 +140,12 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     const nm_window *w = s->w;
     const bool small = L->req->small;
     memset(r, 0, sizeof *r);
-    /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it */
-    if (check_linked) {
-        nm_mask m = {w->core, lim};
-        if (!nm_search_linked(s, &m, L->e.start_cell, L->e.goal_cell)) {
-            r->unlinked = true;
-            r->esc = small ? NM_SEARCH_ESC_UNLINKED : 0;
-            return NM_OK;
-        }
-    }
+    /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it. A path found
+     * on walk∧lim proves the link (its cells and links all lie in core∧lim), so with consistent
+     * link ends the whole-window flood runs only after the first SpanAstar fails: same answer. */
+    const bool late_linked = check_linked && s->links_consistent;
+    if (check_linked && !late_linked && !linked_check(L, lim, r))
+        return NM_OK;
     /* 2. both anchors in one cell: the start span, or the declared goal deck's span */
     if (L->e.start_cell == L->e.goal_cell) {
         r->sp = nm_malloc(sizeof *r->sp);
@@ -155,6 +164,15 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
         return rc;
+    if (rc != 1 && late_linked && !linked_check(L, lim, r)) {
+        nm_free(r->sp); /* the unlinked result as if the check had run first */
+        nm_free(r->via);
+        r->sp = NULL;
+        r->via = NULL;
+        r->n = 0;
+        r->cost = 0.0;
+        return NM_OK;
+    }
     if (rc != 1) {
         if (small) { /* 3. the small window's no-path may be cut by the window */
             r->esc = NM_SEARCH_ESC_WALK_NO_PATH;
@@ -340,24 +358,28 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
     int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
     int edge = 0;
     const int64_t m = NM_kTrustMargin;
-    for (uint32_t c = 0; rc == NM_OK && c < s->ncell; c++) {
+    for (uint32_t c = 0, i = 0, j = 0; rc == NM_OK && c < s->ncell; c++) {
         double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
         bool in = seeds[c] != 0;
         if (src[c] >= 0) {
             hw = w->dist[src[c]];
-            double ex = ((double)(c % s->nx) - (double)((uint32_t)src[c] % s->nx)) * NM_kCS;
-            double ey = ((double)(c / s->nx) - (double)((uint32_t)src[c] / s->nx)) * NM_kCS;
-            in = in || ex * ex + ey * ey <= hw * hw;
+            if (!in) { /* the seed's own cells need no distance */
+                double ex = ((double)i - (double)((uint32_t)src[c] % s->nx)) * NM_kCS;
+                double ey = ((double)j - (double)((uint32_t)src[c] / s->nx)) * NM_kCS;
+                in = ex * ex + ey * ey <= hw * hw;
+            }
         }
         double thr = NM_kClrPref + NM_kGeoMargin;
         if (NM_kChordFrac * hw > thr)
             thr = NM_kChordFrac * hw;
         solidc[c] = (uint8_t)(w->dist[c] >= thr);
         limg[c] = (uint8_t)(in && (!lim || lim[c]));
-        if (in && L->req->small) {
-            int64_t i = c % s->nx, j = c / s->nx;
-            if (i < m || j < m || i >= (int64_t)s->nx - m || j >= (int64_t)s->ny - m)
-                edge = 1;
+        if (in && L->req->small &&
+            (i < m || j < m || i >= (int64_t)s->nx - m || j >= (int64_t)s->ny - m))
+            edge = 1;
+        if (++i == s->nx) { /* (i, j) = (c % nx, c / nx) without the divisions */
+            i = 0;
+            j++;
         }
     }
     nm_free(src);

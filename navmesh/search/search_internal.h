@@ -45,11 +45,15 @@ typedef struct nm_sctx {
     uint32_t *lk_off;    /* [nspans + 1] */
     uint32_t *lk_idx;    /* [nlinks] link indices */
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
+    bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
     double *g;       /* [nnodes] */
     uint32_t *par;   /* [nnodes] */
     uint8_t *state;  /* [nnodes]: 0 new, 1 open, 2 closed; bit 4: via */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
+    uint32_t *touched; /* [nspans] span nodes SpanAstar gave a state, reset after each run */
+    uint32_t ntouched;
+    bool dirty; /* nodes changed outside the touched list: the next SpanAstar resets all */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
