@@ -250,8 +250,8 @@ Test(worlds, corridor_teeth_and_the_narrow_alley_beside_the_wide_road)
     nm_sg_world *w = scene("corridor");
     double zero[] = {0};
     expect_heights(w, 40, 45, 1, zero); /* the alley */
-    expect_heights(w, 39.0, 45, 0, NULL);
-    expect_heights(w, 41.0, 45, 0, NULL);
+    expect_heights(w, 37.0, 45, 0, NULL);
+    expect_heights(w, 43.0, 45, 0, NULL);
     expect_heights(w, 10, 45, 1, zero); /* the road west of the blocks */
     expect_heights(w, 40, 9, 1, zero);  /* corridor */
     expect_heights(w, 0.5, 12.5, 0, NULL); /* first tooth */
