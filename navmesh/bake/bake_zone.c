@@ -157,7 +157,11 @@ static int region_chunk(void *ctx, size_t chunk)
                    (size_t)((int32_t)(c % (uint32_t)nx) - li0);
         real[l] = 1;
         if (T->sp_ins[k]) core[l] = 1;
-        if (zw->dead[k]) prot[l] = 1;
+        /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical faces
+         * rasterised at its foot, or a level over another). A lone Dead floor span is a seam's
+         * edge (接缝): FillHoles and CloseCracks must be able to cross it (#5137). */
+        uint32_t first;
+        if (zw->dead[k] && nm_span_cell_spans(T, c, &first) > 1) prot[l] = 1;
     }
     memcpy(layer, real, nc);
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
