@@ -274,7 +274,7 @@ typedef struct nm_route_engine {
     nm_route_zone_entry cache[NM_ROUTE_ZONE_CACHE];
     uint64_t clock;
     int workers;
-    nm_bgrd_out patch_start, patch_goal, decode; /* reused decode buffers */
+    nm_bgrd_out patch_start, patch_goal, decode; /* decode buffers; `decode` lives for one plan (all its tiers) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",

@@ -975,7 +975,11 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
 
 int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result *r, nm_error *err)
 {
-    return plan_locked(e, q, r, err, false);
+    int rc = plan_locked(e, q, r, err, false);
+    /* The decoded records serve every tier and nested hop plan of this plan; between plans they
+     * are dead weight (tens of MB), so they go with the plan, as the article returns free pages. */
+    nm_bgrd_out_free(&e->decode);
+    return rc;
 }
 
 /* planLocked. */
@@ -1156,7 +1160,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         wr.discs = q->discs;
         wr.ndiscs = q->ndiscs;
         wr.workers = e->workers;
-        wr.reuse = &e->decode; /* decoded records kept by the engine: no fresh pages per window */
+        wr.reuse = &e->decode; /* decoded records kept across the tiers of a plan: no fresh pages per tier */
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
