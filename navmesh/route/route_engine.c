@@ -677,6 +677,9 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     if (po.hsearch) {
         r->heights = po.hsearch;
         po.hsearch = NULL;
+    } else if (po.hroute) { /* per piece: the search heights, else the walk held to the search's surfaces */
+        r->heights = po.hroute;
+        po.hroute = NULL;
     } else {
         r->heights = po.halong;
         po.halong = NULL;
