@@ -1111,12 +1111,14 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     go.floor_y = q->goal_floor_y;
     nm_error serr = {0};
     int src = NM_ZONE_NOT_FOUND;
+    bool deck_snapped = false; /* 起点所在的面 step 2 gave the start */
     if (q->start_deck_y <= NM_kFloorYValidMin && early && deck_region) {
         deck_accept da = {z->zc, &e->patch_start, deck_region, q->sx, q->sy};
         nm_zone_snap_opts fo = so;
         fo.accept = accept_deck;
         fo.accept_ctx = &da;
         src = nm_zone_snap(z->zc, q->sx, q->sy, &fo, &ss, &serr);
+        deck_snapped = src == NM_OK;
     }
     if (src != NM_OK) src = nm_zone_snap(z->zc, q->sx, q->sy, &so, &ss, &serr);
     if (src != NM_OK) {
@@ -1380,6 +1382,18 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             else if (r->npoints < 2) snprintf(r->error, sizeof r->error, "the route has fewer than 2 points");
             else r->ok = true;
             r->code = r->ok ? NM_ROUTE_OK : NM_ROUTE_INTERNAL;
+            /* Floors only rank triangles: say so when the route starts or ends on another storey
+             * than the floor asked for, so the host can declare the deck it means. */
+            if (r->ok && deck_snapped && q->start_floor_y > NM_kFloorYValidMin &&
+                fabs(ss.h - q->start_floor_y) > NM_kClimb)
+                add_warning(r, "the start snapped %.2f px onto the goal deck's region at %.2f m, not the start floor "
+                               "%.2f m (declare start_deck_y to start on that floor)",
+                            ss.dist, ss.h, (double)q->start_floor_y);
+            if (r->ok && !deck && q->goal_floor_y > NM_kFloorYValidMin && r->heights &&
+                fabs(r->heights[r->npoints - 1] - gs.h) > NM_kClimb)
+                add_warning(r, "the route ends at %.2f m, %.2f px from the goal, whose floor triangle is at %.2f m "
+                               "(declare goal_deck_y to end on that surface)",
+                            (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
         }
         nm_search_result_free(&sr);
         nm_window_free(&w);

@@ -192,3 +192,62 @@ Test(plan_decks, scene_building) { scene("building", 20, 0x13b1ULL); }
 Test(plan_decks, scene_stairs) { scene("stairs", 20, 0x13b2ULL); }
 Test(plan_decks, scene_water_bridge) { scene("water_bridge", 20, 0x13b3ULL); }
 Test(plan_decks, scene_ledges) { scene("ledges", 20, 0x13b4ULL); }
+
+/* The two house legs of issue 13 (the shared house baked by default, px of the zone): the start
+ * stands on the upper floor (6.4 m), the goal over the ground floor (0.3 m). */
+static bool plan_house_leg(pu_world *W, float start_floor, float goal_floor, float goal_deck, float start_deck,
+                           nm_route_result *r)
+{
+    nm_route_request q = nm_route_request_defaults("house", -2.6043, 5.7735, 2.3157, 2.2372);
+    q.start_floor_y = start_floor;
+    q.goal_floor_y = goal_floor;
+    q.goal_deck_y = goal_deck;
+    q.start_deck_y = start_deck;
+    q.self_check = true;
+    pu_plan_q(W, &q, r);
+    return r->ok;
+}
+
+Test(plan_decks, house_issue_legs)
+{
+    NEED_TOOLS();
+    char path[1024];
+    if (!shared_level("dotrecast-house/house.obj", path, sizeof path)) cr_skip_test("NM_SHARED_DATA is absent");
+    pu_world W;
+    pu_bake_obj_recast(&W, path, "house", 0, 0);
+    const float none = NM_kFloorYNone;
+    nm_route_result r;
+    /* floors only rank triangles (吸附): the route starts on the upper floor and, the goal's cell
+       being within 8 px of that floor's reach, ends there; heights for every point, and a warning
+       that the goal's floor triangle is another surface (declare goal_deck_y for it) */
+    cr_expect(plan_house_leg(&W, 6.417f, 0.3007f, none, none, &r), "%s", r.error);
+    if (r.ok) {
+        cr_expect_not_null(r.heights);
+        cr_expect_leq(fabs(r.heights[0] - 6.417), NM_kDeckBand, "starts on the start floor: %.2f", r.heights[0]);
+        cr_expect(strstr(r.warnings, "declare goal_deck_y") != NULL, "warnings: %s", r.warnings);
+    }
+    nm_route_result_free(&r);
+    /* a goal deck on the ground floor: the route ends on it; the start, given only a floor, snaps
+       onto a triangle of the deck's region (起点所在的面 step 2) and says so */
+    cr_expect(plan_house_leg(&W, 6.417f, 0.3007f, 0.3007f, none, &r), "%s", r.error);
+    if (r.ok) {
+        cr_expect_not_null(r.heights);
+        if (r.heights)
+            cr_expect_leq(fabs(r.heights[r.npoints - 1] - 0.3007), NM_kDeckBand, "ends on the deck: %.2f",
+                          r.heights[r.npoints - 1]);
+        cr_expect(strstr(r.warnings, "declare start_deck_y") != NULL, "warnings: %s", r.warnings);
+    }
+    nm_route_result_free(&r);
+    /* the upper floor declared as the start deck: the ground deck's region has no surface there,
+       so the leg fails with target_deck_unreachable and the heights found at the goal */
+    cr_expect_not(plan_house_leg(&W, 6.417f, 0.3007f, 0.3007f, 6.417f, &r));
+    cr_expect_eq(r.code, NM_ROUTE_TARGET_DECK_UNREACHABLE, "%s: %s", nm_route_code_name(r.code), r.error);
+    cr_expect(strstr(r.error, "0.30") != NULL, "lists the heights: %s", r.error);
+    nm_route_result_free(&r);
+    /* the start deck alone: the route starts on it */
+    cr_expect(plan_house_leg(&W, 6.417f, 0.3007f, none, 6.417f, &r), "%s", r.error);
+    if (r.ok && r.heights)
+        cr_expect_leq(fabs(r.heights[0] - 6.417), NM_kDeckBand, "starts on the start deck: %.2f", r.heights[0]);
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
