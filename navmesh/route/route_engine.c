@@ -718,7 +718,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     r->ms_assemble += po.ms_splice;
     r->ms_lift += po.ms_lift;
     search_warnings(r, sr);
-    if (in.kind == NM_POST_CELL_PATH) add_warning(r, "the route follows a cell-level path (no heights)");
+    if (in.kind == NM_POST_CELL_PATH) add_warning(r, "the route follows a cell-level path (heights from the walk along it)");
     if (r->nwaypoints == 0) add_warning(r, "no waypoints (the heights along the route break)");
     if (q->self_check) {
         rc = self_check(r, w, &in, &po, halong);
