@@ -306,6 +306,21 @@ static bool cell_has_region(const nm_bgrd_out *patch, int64_t gx, int64_t gy, ui
     return false;
 }
 
+/* Is there a non-Fill record of the region within kDeckBand of deck_y in the pick box (8 px)
+ * around global cell (cgx, cgy)? */
+static bool region_near_deck(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, uint32_t region, double deck_y)
+{
+    const int64_t w = (int64_t)patch->gx1 - patch->gx0;
+    if (w <= 0) return false;
+    for (size_t k = 0; k < patch->n; k++) {
+        const nm_grid_rec *rc = &patch->recs[k];
+        if (rc->rid != region || (rc->flags & NM_GRID_FILL) || fabs((double)rc->h - deck_y) > NM_kDeckBand) continue;
+        int64_t gx = patch->gx0 + rc->cell % w, gy = patch->gy0 + rc->cell / w;
+        if (llabs(gx - cgx) <= NM_PICK_RADIUS && llabs(gy - cgy) <= NM_PICK_RADIUS) return true;
+    }
+    return false;
+}
+
 /* Appends " h1 h2 ..." (the non-Fill records of the patch cell, m) to r->error. */
 static void list_cell_heights(nm_route_result *r, const nm_bgrd_out *patch, int64_t gx, int64_t gy)
 {
@@ -1181,6 +1196,21 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         fail_check(r, 10, "target deck unreachable: the declared goal deck %.2f m lies in region %u, which has no "
                           "surface at the start (%.2f, %.2f); the start stands at %.2f m; heights at the goal:",
                    q->goal_deck_y, pk.region, q->sx, q->sy, pk.seed_h);
+        r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
+        list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
+        goto done;
+    }
+    /* Both decks declared: the route runs in the goal deck's region, so the start deck must be a
+     * surface of that region within the snap radius of the start (the window's start anchor is
+     * taken within kDeckBand of it and must lie within 8 px). When the start deck is another
+     * region's surface, the goal deck cannot be reached from it (a region change is a ledge drop,
+     * never tried towards a declared goal deck): target_deck_unreachable, not a missing start. */
+    if (pk.deck_region && q->start_deck_y > NM_kFloorYValidMin &&
+        !region_near_deck(&e->patch_start, gcell(q->sx), gcell(q->sy), pk.region, q->start_deck_y)) {
+        fail_check(r, 10, "target deck unreachable: the declared goal deck %.2f m lies in region %u, which has no "
+                          "surface within %.0f m of the declared start deck %.2f m near the start (%.2f, %.2f); "
+                          "heights at the goal:",
+                   q->goal_deck_y, pk.region, NM_kDeckBand, q->start_deck_y, q->sx, q->sy);
         r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
         goto done;

@@ -95,6 +95,8 @@ static void check_leg(pu_world *W, int v, double sx, double sy, double hs, doubl
         cr_expect(r.code != NM_ROUTE_OK && r.code != NM_ROUTE_INTERNAL && r.code < NM_ROUTE_CODE_COUNT,
                   "%s (%s): failure without a documented code (%s): %s", what, vname[v], nm_route_code_name(r.code),
                   r.error);
+        if (getenv("NM_DECKS_VERBOSE")) /* every failure, to read them */
+            fprintf(stderr, "  %s (%s): %s: %s\n", what, vname[v], nm_route_code_name(r.code), r.error);
         if (r.code == NM_ROUTE_INTERNAL || r.code == NM_ROUTE_OK || r.code >= NM_ROUTE_CODE_COUNT) t->internal++;
         else t->code[r.code]++;
         /* a declared-deck leg never reports the goal as plainly unreachable without saying which deck */
