@@ -2,8 +2,8 @@
  * 起点所在的面, 选类, 掩膜与吸附锚点, 失败的情形): on every shared level (baked the default way,
  * through Recast; skipped without NM_SHARED_DATA), the bundled levels and the scenes with stacked
  * surfaces, legs between points sampled on the zone's own walkable triangles (so the true height
- * under each end is known) are planned four ways: no hints, floors at the true heights, plus a
- * goal deck, plus a start deck. Every result is either ok on the declared surfaces (every point has
+ * under each end is known) are planned five ways: no hints, floors at the true heights, plus a
+ * goal deck, plus a start deck, and floors with a start deck alone. Every result is either ok on the declared surfaces (every point has
  * a height; the first height within kDeckBand of a declared start deck, the last within kDeckBand of
  * a declared goal deck) or a documented failure code (nm_route_code_name); never an internal
  * error. Counts per level and variant are printed. Also the two house legs of the issue. */
@@ -49,8 +49,9 @@ static void sample_point(const nm_zone_clean *zc, uint64_t *s, double *x, double
     *h = c * p0->h + a * p1->h + b * p2->h;
 }
 
-enum { V_NONE, V_FLOORS, V_GOAL_DECK, V_BOTH_DECKS, V_COUNT };
-static const char *const vname[V_COUNT] = {"no hints", "floors", "floors+goal deck", "floors+both decks"};
+enum { V_NONE, V_FLOORS, V_GOAL_DECK, V_BOTH_DECKS, V_START_DECK, V_COUNT };
+static const char *const vname[V_COUNT] = {"no hints", "floors", "floors+goal deck", "floors+both decks",
+                                           "floors+start deck"};
 
 typedef struct tally {
     int legs, ok, internal, bad_route;
@@ -69,8 +70,9 @@ static void check_leg(pu_world *W, int v, double sx, double sy, double hs, doubl
         q.start_floor_y = (float)hs;
         q.goal_floor_y = (float)hg;
     }
-    if (v >= V_GOAL_DECK) q.goal_deck_y = (float)hg;
-    if (v >= V_BOTH_DECKS) q.start_deck_y = (float)hs;
+    const bool goal_deck = v == V_GOAL_DECK || v == V_BOTH_DECKS, start_deck = v >= V_BOTH_DECKS;
+    if (goal_deck) q.goal_deck_y = (float)hg;
+    if (start_deck) q.start_deck_y = (float)hs;
     nm_route_result r;
     pu_plan_q(W, &q, &r);
     t->legs++;
@@ -78,12 +80,12 @@ static void check_leg(pu_world *W, int v, double sx, double sy, double hs, doubl
         bool good = r.heights != NULL && r.npoints >= 2;
         for (uint32_t k = 0; good && k < r.npoints; k++) good = has_height(r.heights[k]);
         cr_expect(good, "%s (%s): an ok route without a height for every point", what, vname[v]);
-        if (good && v >= V_GOAL_DECK) {
+        if (good && goal_deck) {
             good = fabs(r.heights[r.npoints - 1] - hg) <= NM_kDeckBand;
             cr_expect(good, "%s (%s): the route ends at %.2f m, the declared goal deck is %.2f m", what, vname[v],
                       r.heights[r.npoints - 1], hg);
         }
-        if (good && v >= V_BOTH_DECKS) {
+        if (good && start_deck) {
             good = fabs(r.heights[0] - hs) <= NM_kDeckBand;
             cr_expect(good, "%s (%s): the route starts at %.2f m, the declared start deck is %.2f m", what,
                       vname[v], r.heights[0], hs);
@@ -100,7 +102,7 @@ static void check_leg(pu_world *W, int v, double sx, double sy, double hs, doubl
         if (r.code == NM_ROUTE_INTERNAL || r.code == NM_ROUTE_OK || r.code >= NM_ROUTE_CODE_COUNT) t->internal++;
         else t->code[r.code]++;
         /* a declared-deck leg never reports the goal as plainly unreachable without saying which deck */
-        if (v >= V_GOAL_DECK)
+        if (goal_deck)
             cr_expect(r.code != NM_ROUTE_DISCONNECTED || r.has_gap, "%s (%s): route_disconnected without a gap",
                       what, vname[v]);
     }
