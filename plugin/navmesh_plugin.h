@@ -107,6 +107,19 @@ typedef struct nm_plugin_result {
     nm_plugin_points dbg_topology, dbg_taut, dbg_pulled, dbg_assembled;
     int has_gap;
     double gap_start_x, gap_start_y, gap_goal_x, gap_goal_y, gap_distance; /* px */
+    /* Why the plan failed, one word a host can act on ("" on success; README "Failure codes"):
+     * engine_unusable, start_off_mesh, goal_off_mesh, route_no_go, off_walkable_layer,
+     * grid_decode_failed, no_walkable_near_start, region_empty, region_too_large, cancelled,
+     * route_disconnected (no goal deck, the ends are not connected; has_gap when the gap was
+     * located), route_unreachable (an end more than 8 px from the start's reach set, or the goal
+     * cut off, no ledge drop connected), target_deck_unreachable (a declared goal deck that no
+     * route ends on; the error lists the heights found at the goal), start_deck_unreachable (no
+     * unblocked surface within 2 m of the declared start deck near the start), internal (a bug:
+     * a step failed on well-formed data). A declared start deck is where an ok route starts and
+     * a declared goal deck where it ends (within 2 m, kDeckBand); every point of an ok route has
+     * a height. Appended after the ABI 1 fields: the plugin allocates results, so older hosts
+     * keep working. */
+    const char *code;
 } nm_plugin_result;
 
 /* What an engine shares with the other engines of the plugin (diagnostics and tests): engines on

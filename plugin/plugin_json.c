@@ -164,6 +164,7 @@ static cJSON *result_obj(const nm_plugin_result *r)
     if (!o) return NULL;
     cJSON_AddBoolToObject(o, "ok", r->ok);
     cJSON_AddStringToObject(o, "error", r->error ? r->error : "");
+    if (!r->ok) cJSON_AddStringToObject(o, "code", r->code ? r->code : "internal");
     cJSON_AddBoolToObject(o, "no_go", r->no_go);
     cJSON_AddBoolToObject(o, "cancelled", r->cancelled);
     cJSON *pts = cJSON_AddArrayToObject(o, "points");

@@ -165,6 +165,7 @@ static bool copy_result(result_box *b, const nm_route_result *r)
     bool fail = false;
     p->ok = r->ok;
     p->no_go = r->no_go;
+    p->code = r->ok ? "" : nm_route_code_name(r->code);
     snprintf(b->error, sizeof b->error, "%s", r->ok ? "" : r->error);
     snprintf(b->tier_notes, sizeof b->tier_notes, "%s", r->tier_notes);
     p->error = b->error;

@@ -82,6 +82,14 @@ uint32_t nm_post_lift_corners(const nm_window *w, nm_sight_view *hard, nm_sight_
  * breaks (column empty). scratch: o->cap floats. */
 bool nm_post_heights_along(nm_sight_oracle *o, const double *xy, uint32_t n, float h_start,
                            float *h, float *scratch);
+/* The same walk in the drop-permitting mode, so it never breaks at a ledge, each point taking the
+ * set member nearest to the search height of the nearest pull input point (pin, hin: m points,
+ * searched forward only; the last point takes hin[m-1], the goal span): the column used when the
+ * search heights do not match (a lifted corner), so every ok route has a height for every point on
+ * the surfaces the search walked — the nearest-to-previous rule of the heights along can stay on
+ * a floor the route passes under. false only for a non-finite point. */
+bool nm_post_heights_walk(nm_sight_oracle *o, const double *xy, uint32_t n, float h_start,
+                          const double *pin, const float *hin, uint32_t m, float *h, float *scratch);
 /* Per-point clearance: floor cell clamped into the window, min(dist, kEdtCap); 0 in no-go zones
  * (dist is 0 there). */
 void nm_post_clearance(const nm_window *w, const double *xy, uint32_t n, float *clr);
@@ -156,6 +164,9 @@ typedef struct nm_post_output {
     uint32_t n;
     float *hsearch;        /* search heights, NULL when the column is empty */
     float *halong;         /* heights along the route, NULL when empty */
+    float *hroute;         /* heights for every point: per piece the search heights, else the
+                              heights along, else the drop-permitting walk with each drop landing
+                              at its lower height; NULL only when the walk cannot run */
     float *clr;            /* per-point clearance */
     nm_post_drop *drops;
     uint32_t ndrops;

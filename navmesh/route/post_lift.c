@@ -164,6 +164,39 @@ bool nm_post_heights_along(nm_sight_oracle *o, const double *xy, uint32_t n, flo
     return true;
 }
 
+bool nm_post_heights_walk(nm_sight_oracle *o, const double *xy, uint32_t n, float h_start,
+                          const double *pin, const float *hin, uint32_t m, float *h, float *scratch)
+{
+    if (n == 0)
+        return true;
+    if (m == 0 || !hin)
+        return false;
+    h[0] = h_start;
+    scratch[0] = h_start;
+    uint32_t ns = 1, pos = 0;
+    for (uint32_t k = 0; k + 1 < n; ++k) {
+        uint32_t nn;
+        if (!nm_sight_walk(o, xy + 2 * (size_t)k, 2, scratch, ns, true, scratch, &nn) || nn == 0)
+            return false;
+        ns = nn;
+        const double *p = xy + 2 * (size_t)(k + 1);
+        uint32_t f = pos;
+        double bd = INFINITY;
+        for (uint32_t i = pos; i < m; ++i) { /* nearest pull input point, forward only */
+            double d = hypot(pin[2 * (size_t)i] - p[0], pin[2 * (size_t)i + 1] - p[1]);
+            if (d < bd) {
+                bd = d;
+                f = i;
+            }
+        }
+        if (k + 2 == n)
+            f = m - 1; /* the goal: the search's goal span */
+        pos = f;
+        h[k + 1] = nearest_of(scratch, ns, hin[f]);
+    }
+    return true;
+}
+
 /* 逐点净空 */
 void nm_post_clearance(const nm_window *w, const double *xy, uint32_t n, float *clr)
 {

@@ -24,6 +24,7 @@ void nm_post_output_free(nm_post_output *out)
     nm_free(out->xy);
     nm_free(out->hsearch);
     nm_free(out->halong);
+    nm_free(out->hroute);
     nm_free(out->clr);
     nm_free(out->drops);
     nm_free(out->waypoints);
@@ -62,7 +63,7 @@ typedef struct piece {
 } piece;
 
 typedef struct piece_state {
-    bool hsearch_ok, halong_ok;
+    bool hsearch_ok, halong_ok, hroute_ok;
     float *scratch;
 } piece_state;
 
@@ -126,6 +127,18 @@ static int run_piece(const nm_post_input *in, const piece *pc, nm_post_output *o
     uint32_t nw = nm_post_pull_waypoints(xy, m, clr, heights ? hanchor : NULL, out->drops + out->ndrops, nd,
                                          in->drivable, in->drivable_ctx, &wv, wp + skip);
     nm_free(hnone);
+    /* the column every ok route carries: the search heights, else the drop-permitting walk held
+     * to the search's surfaces (never breaking at a ledge), else the heights along */
+    if (out->hroute) {
+        float *hr = out->hroute + o;
+        bool ok = true;
+        if (hs_ok) memcpy(hr, hs, (size_t)m * sizeof *hr);
+        else if (heights && nm_post_heights_walk(in->oracle, xy, m, pc->h_start, in->xy + 2 * (size_t)pc->i0,
+                                                 in->h + pc->i0, pc->i1 - pc->i0 + 1, hr, st->scratch)) {
+        } else if (ha_ok) memcpy(hr, ha, (size_t)m * sizeof *hr);
+        else ok = false;
+        st->hroute_ok = st->hroute_ok && ok;
+    }
     for (uint32_t k = 0; k < nd; ++k) out->drops[out->ndrops + k].index += o;
     for (uint32_t k = 0; k < nw + skip; ++k) wp[k] += o;
     out->ndrops += nd;
@@ -197,11 +210,12 @@ int nm_post_run(const nm_post_input *in, nm_post_output *out, nm_error *err)
         out->hsearch = nm_malloc(cap * sizeof *out->hsearch);
         out->halong = nm_malloc(cap * sizeof *out->halong);
     }
-    piece_state st = {true, true, NULL};
-    st.scratch = heights ? nm_malloc((size_t)in->oracle->cap * sizeof *st.scratch + 1) : NULL;
+    if (in->oracle) out->hroute = nm_malloc(cap * sizeof *out->hroute);
+    piece_state st = {true, true, true, NULL};
+    st.scratch = in->oracle ? nm_malloc((size_t)in->oracle->cap * sizeof *st.scratch + 1) : NULL;
     int rc = NM_OK;
     if (!out->clr || !out->drops || !out->waypoints || (nlinks && !out->link) ||
-        (heights && (!out->hsearch || !out->halong || !st.scratch))) {
+        (heights && (!out->hsearch || !out->halong)) || (in->oracle && (!st.scratch || !out->hroute))) {
         rc = nm_fail(err, NM_ERR_NOMEM, "post-processing: route of %u points", n);
         goto done;
     }
@@ -231,6 +245,10 @@ int nm_post_run(const nm_post_input *in, nm_post_output *out, nm_error *err)
     if (heights && !st.halong_ok) {
         nm_free(out->halong);
         out->halong = NULL;
+    }
+    if (out->hroute && !st.hroute_ok) {
+        nm_free(out->hroute);
+        out->hroute = NULL;
     }
     out->ms_total = now_ms() - t0;
 done:

@@ -332,8 +332,38 @@ typedef struct nm_route_points {
     uint32_t n;
 } nm_route_points;
 
+/* Why a plan failed, one code per exit of the planner (失败的情形), so a host can act on it without
+ * reading the sentence in error. NM_ROUTE_INTERNAL marks a step that failed where the data was
+ * well-formed: a bug, never expected (tests/plan/test_plan_decks.c). */
+typedef enum nm_route_code {
+    NM_ROUTE_OK = 0,
+    NM_ROUTE_ENGINE_UNUSABLE,        /* checks 1-4: no grid, bad sidecar, bad no-go table, bad zone */
+    NM_ROUTE_START_OFF_MESH,         /* check 5: no triangle within 16 px of the start */
+    NM_ROUTE_GOAL_OFF_MESH,          /* check 6: the same for the goal */
+    NM_ROUTE_NO_GO,                  /* check 7: an end in an authored no-go zone (no_go set) */
+    NM_ROUTE_OFF_WALKABLE,           /* check 8: an end more than 8 px from any core cell */
+    NM_ROUTE_GRID_DECODE,            /* check 9: a grid tile cannot be decoded */
+    NM_ROUTE_NO_WALKABLE_NEAR_START, /* check 10: no walkable record near the start */
+    NM_ROUTE_REGION_EMPTY,           /* check 11: the picked region has no grid */
+    NM_ROUTE_REGION_TOO_LARGE,       /* the Full window exceeds kMaxCells */
+    NM_ROUTE_CANCELLED,              /* should_stop said stop */
+    NM_ROUTE_DISCONNECTED,           /* no goal deck: the baseline found no path (gap located when has_gap) */
+    NM_ROUTE_UNREACHABLE,            /* no goal deck: an end is more than 8 px from the start's reach set,
+                                        or the goal is cut off, and no ledge drop connected */
+    NM_ROUTE_TARGET_DECK_UNREACHABLE,/* goal deck declared: no deck near the goal, the deck's region does
+                                        not hold the start, or no route ends on it; the error lists the
+                                        heights found there */
+    NM_ROUTE_START_DECK_UNREACHABLE, /* start deck declared: no unblocked span within kDeckBand of it near
+                                        the start, in the region the route is planned in */
+    NM_ROUTE_INTERNAL,               /* a step failed on well-formed data: a bug */
+    NM_ROUTE_CODE_COUNT
+} nm_route_code;
+/* The code's name as hosts see it ("route_disconnected", ...); "internal" for out-of-range values. */
+const char *nm_route_code_name(int code);
+
 typedef struct nm_route_result {
     bool ok;
+    int code;                 /* nm_route_code: NM_ROUTE_OK on success */
     bool no_go;               /* an end lies in an authored no-go zone: callers must not fall back */
     int check;                /* the pre-check that failed (1..11), 0 = none / later */
     char error[512];

@@ -237,8 +237,14 @@ static void fail_check(nm_route_result *r, int check, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void fail_check(nm_route_result *r, int check, const char *fmt, ...)
 {
+    static const int code_of_check[12] = {
+        NM_ROUTE_INTERNAL,        NM_ROUTE_ENGINE_UNUSABLE, NM_ROUTE_ENGINE_UNUSABLE,
+        NM_ROUTE_ENGINE_UNUSABLE, NM_ROUTE_ENGINE_UNUSABLE, NM_ROUTE_START_OFF_MESH,
+        NM_ROUTE_GOAL_OFF_MESH,   NM_ROUTE_NO_GO,           NM_ROUTE_OFF_WALKABLE,
+        NM_ROUTE_GRID_DECODE,     NM_ROUTE_NO_WALKABLE_NEAR_START, NM_ROUTE_REGION_EMPTY};
     r->ok = false;
     r->check = check;
+    r->code = check >= 0 && check < 12 ? code_of_check[check] : NM_ROUTE_INTERNAL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->error, sizeof r->error, fmt, ap);
@@ -246,6 +252,33 @@ static void fail_check(nm_route_result *r, int check, const char *fmt, ...)
 }
 
 static int64_t gcell(double px) { return (int64_t)floor(px / NM_kCS); }
+
+const char *nm_route_code_name(int code)
+{
+    static const char *const names[NM_ROUTE_CODE_COUNT] = {
+        "ok",                   "engine_unusable",        "start_off_mesh",
+        "goal_off_mesh",        "route_no_go",            "off_walkable_layer",
+        "grid_decode_failed",   "no_walkable_near_start", "region_empty",
+        "region_too_large",     "cancelled",              "route_disconnected",
+        "route_unreachable",    "target_deck_unreachable", "start_deck_unreachable",
+        "internal"};
+    return code >= 0 && code < NM_ROUTE_CODE_COUNT ? names[code] : "internal";
+}
+
+/* The code of a search that ended the tiers without a route (失败的情形 5). */
+static int search_fail_code(const nm_search_result *sr, bool goal_deck, bool start_deck)
+{
+    if (sr->status != NM_SEARCH_FAIL) return NM_ROUTE_INTERNAL; /* an escalation in the last tier */
+    switch (sr->fail_kind) {
+    case NM_SEARCH_FAIL_DECK_UNREACHABLE: return NM_ROUTE_TARGET_DECK_UNREACHABLE;
+    case NM_SEARCH_FAIL_DISCONNECTED: return goal_deck ? NM_ROUTE_TARGET_DECK_UNREACHABLE : NM_ROUTE_DISCONNECTED;
+    case NM_SEARCH_FAIL_NO_SNAP:
+        if (start_deck && strstr(sr->message, "start deck")) return NM_ROUTE_START_DECK_UNREACHABLE;
+        if (goal_deck) return NM_ROUTE_TARGET_DECK_UNREACHABLE;
+        return NM_ROUTE_UNREACHABLE;
+    default: return NM_ROUTE_INTERNAL;
+    }
+}
 
 /* A patch around one or two points: global cells within r of each, as one rectangle. */
 static int decode_patch(nm_route_engine *e, int zone, double x0, double y0, double x1, double y1,
@@ -259,12 +292,59 @@ static int decode_patch(nm_route_engine *e, int zone, double x0, double y0, doub
                                (int32_t)hy, NULL, e->workers, out, err);
 }
 
+/* Does the patch cell of global cell (gx, gy) hold a non-Fill record of the region? (the spans
+ * the window's seed step can take: vis3 is the region's own records without Fill) */
+static bool cell_has_region(const nm_bgrd_out *patch, int64_t gx, int64_t gy, uint32_t region)
+{
+    if (gx < patch->gx0 || gy < patch->gy0 || gx >= patch->gx1 || gy >= patch->gy1) return false;
+    const int64_t w = (int64_t)patch->gx1 - patch->gx0;
+    int64_t cell = (gy - patch->gy0) * w + (gx - patch->gx0);
+    for (size_t k = 0; k < patch->n; k++) {
+        const nm_grid_rec *rc = &patch->recs[k];
+        if (rc->cell == cell && rc->rid == region && !(rc->flags & NM_GRID_FILL)) return true;
+    }
+    return false;
+}
+
+/* Is there a non-Fill record of the region within kDeckBand of deck_y in the pick box (8 px)
+ * around global cell (cgx, cgy)? */
+static bool region_near_deck(const nm_bgrd_out *patch, int64_t cgx, int64_t cgy, uint32_t region, double deck_y)
+{
+    const int64_t w = (int64_t)patch->gx1 - patch->gx0;
+    if (w <= 0) return false;
+    for (size_t k = 0; k < patch->n; k++) {
+        const nm_grid_rec *rc = &patch->recs[k];
+        if (rc->rid != region || (rc->flags & NM_GRID_FILL) || fabs((double)rc->h - deck_y) > NM_kDeckBand) continue;
+        int64_t gx = patch->gx0 + rc->cell % w, gy = patch->gy0 + rc->cell / w;
+        if (llabs(gx - cgx) <= NM_PICK_RADIUS && llabs(gy - cgy) <= NM_PICK_RADIUS) return true;
+    }
+    return false;
+}
+
+/* Appends " h1 h2 ..." (the non-Fill records of the patch cell, m) to r->error. */
+static void list_cell_heights(nm_route_result *r, const nm_bgrd_out *patch, int64_t gx, int64_t gy)
+{
+    size_t len = strlen(r->error);
+    if (gx < patch->gx0 || gy < patch->gy0 || gx >= patch->gx1 || gy >= patch->gy1) return;
+    const int64_t w = (int64_t)patch->gx1 - patch->gx0;
+    int64_t cell = (gy - patch->gy0) * w + (gx - patch->gx0);
+    for (size_t k = 0; k < patch->n && len + 12 < sizeof r->error; k++) {
+        const nm_grid_rec *rc = &patch->recs[k];
+        if (rc->cell != cell || (rc->flags & NM_GRID_FILL)) continue;
+        int n = snprintf(r->error + len, sizeof r->error - len, " %.2f", (double)rc->h);
+        if (n > 0) len += (size_t)n;
+    }
+}
+
 /* 起点所在的面 step 2: a start triangle counts only when its seed cell holds a non-Fill span of
- * the goal deck's region. */
+ * the goal deck's region. The seed is found as 选类 finds it (around the raw start's cell first,
+ * then around the closest point, at the triangle's height), so an accepted triangle gives the
+ * seed the window build then uses. */
 typedef struct deck_accept {
     const nm_zone_clean *zc;
     const nm_bgrd_out *patch;
     uint32_t region;
+    double sx, sy;            /* the raw start */
 } deck_accept;
 
 static bool accept_deck(void *ctx, uint32_t tri, double px, double py)
@@ -272,14 +352,10 @@ static bool accept_deck(void *ctx, uint32_t tri, double px, double py)
     deck_accept *d = (deck_accept *)ctx;
     double h = nm_zone_tri_height(d->zc, tri);
     nm_pick_rec r;
-    if (!nm_pick_start_rec(d->patch, gcell(px), gcell(py), h, &r)) return false;
-    const int64_t w = (int64_t)d->patch->gx1 - d->patch->gx0;
-    int64_t cell = (r.gy - d->patch->gy0) * w + (r.gx - d->patch->gx0);
-    for (size_t k = 0; k < d->patch->n; k++) {
-        const nm_grid_rec *rc = &d->patch->recs[k];
-        if (rc->cell == cell && rc->rid == d->region && !(rc->flags & NM_GRID_FILL)) return true;
-    }
-    return false;
+    if (!nm_pick_start_rec(d->patch, gcell(d->sx), gcell(d->sy), h, &r) &&
+        !nm_pick_start_rec(d->patch, gcell(px), gcell(py), h, &r))
+        return false;
+    return cell_has_region(d->patch, r.gx, r.gy, d->region);
 }
 
 typedef struct los_ctx {
@@ -616,6 +692,9 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     if (po.hsearch) {
         r->heights = po.hsearch;
         po.hsearch = NULL;
+    } else if (po.hroute) { /* per piece: the search heights, else the walk held to the search's surfaces */
+        r->heights = po.hroute;
+        po.hroute = NULL;
     } else {
         r->heights = po.halong;
         po.halong = NULL;
@@ -654,7 +733,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     r->ms_assemble += po.ms_splice;
     r->ms_lift += po.ms_lift;
     search_warnings(r, sr);
-    if (in.kind == NM_POST_CELL_PATH) add_warning(r, "the route follows a cell-level path (no heights)");
+    if (in.kind == NM_POST_CELL_PATH) add_warning(r, "the route follows a cell-level path (heights from the walk along it)");
     if (r->nwaypoints == 0) add_warning(r, "no waypoints (the heights along the route break)");
     if (q->self_check) {
         rc = self_check(r, w, &in, &po, halong);
@@ -889,6 +968,7 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
     for (uint32_t k = 0; k < nh; k++) {
         if (q->should_stop && q->should_stop(q->stop_ctx)) {
             snprintf(r->error, sizeof r->error, "planning cancelled");
+            r->code = NM_ROUTE_CANCELLED;
             return NM_OK;
         }
         nm_route_request a = *q, b = *q;
@@ -949,6 +1029,7 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
                     hypot(rb.xy[0] - ra.xy[2 * (ra.npoints - 1)], rb.xy[1] - ra.xy[2 * (ra.npoints - 1) + 1]);
         r->min_clearance = fmin(ra.min_clearance, rb.min_clearance);
         r->ok = true;
+        r->code = NM_ROUTE_OK;
         r->error[0] = 0;
         r->hop_index = ra.npoints; /* the landing: the back part's first point */
         r->hop_height = hops[k].lh;
@@ -1045,12 +1126,14 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     go.floor_y = q->goal_floor_y;
     nm_error serr = {0};
     int src = NM_ZONE_NOT_FOUND;
+    bool deck_snapped = false; /* 起点所在的面 step 2 gave the start */
     if (q->start_deck_y <= NM_kFloorYValidMin && early && deck_region) {
-        deck_accept da = {z->zc, &e->patch_start, deck_region};
+        deck_accept da = {z->zc, &e->patch_start, deck_region, q->sx, q->sy};
         nm_zone_snap_opts fo = so;
         fo.accept = accept_deck;
         fo.accept_ctx = &da;
         src = nm_zone_snap(z->zc, q->sx, q->sy, &fo, &ss, &serr);
+        deck_snapped = src == NM_OK;
     }
     if (src != NM_OK) src = nm_zone_snap(z->zc, q->sx, q->sy, &so, &ss, &serr);
     if (src != NM_OK) {
@@ -1101,9 +1184,37 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (nm_pick_region(&e->patch_start, q->sx, q->sy, ss.x, ss.y, h0, &e->patch_goal, q->gx, q->gy,
                        deck, q->goal_deck_y, &pk, &perr) != NM_OK) {
         fail_check(r, 10, "%.400s", perr.msg);
+        if (strstr(perr.msg, "declared deck")) r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         goto done;
     }
     r->region = pk.region;
+    /* 选类 step 4 takes effect in the window build: the seed cell must hold a span of the goal
+     * deck's region, else the build fails in every tier and the leg ends on that error. Said here,
+     * from the start patch (it covers the seed cell), as what it means: the declared deck's region
+     * does not reach the start. */
+    if (pk.deck_region && !cell_has_region(&e->patch_start, pk.seed_gx, pk.seed_gy, pk.region)) {
+        fail_check(r, 10, "target deck unreachable: the declared goal deck %.2f m lies in region %u, which has no "
+                          "surface at the start (%.2f, %.2f); the start stands at %.2f m; heights at the goal:",
+                   q->goal_deck_y, pk.region, q->sx, q->sy, pk.seed_h);
+        r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
+        list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
+        goto done;
+    }
+    /* Both decks declared: the route runs in the goal deck's region, so the start deck must be a
+     * surface of that region within the snap radius of the start (the window's start anchor is
+     * taken within kDeckBand of it and must lie within 8 px). When the start deck is another
+     * region's surface, the goal deck cannot be reached from it (a region change is a ledge drop,
+     * never tried towards a declared goal deck): target_deck_unreachable, not a missing start. */
+    if (pk.deck_region && q->start_deck_y > NM_kFloorYValidMin &&
+        !region_near_deck(&e->patch_start, gcell(q->sx), gcell(q->sy), pk.region, q->start_deck_y)) {
+        fail_check(r, 10, "target deck unreachable: the declared goal deck %.2f m lies in region %u, which has no "
+                          "surface within %.0f m of the declared start deck %.2f m near the start (%.2f, %.2f); "
+                          "heights at the goal:",
+                   q->goal_deck_y, pk.region, NM_kDeckBand, q->start_deck_y, q->sx, q->sy);
+        r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
+        list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
+        goto done;
+    }
     /* the patches are spent (选完类后立刻释放) */
     nm_bgrd_out_free(&e->patch_start);
     nm_bgrd_out_free(&e->patch_goal);
@@ -1131,10 +1242,12 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         nm_error terr = {0};
         if (nm_tier_next(&st, &leg, &R, &ch, &terr) != NM_OK) {
             snprintf(r->error, sizeof r->error, "%.400s", terr.msg);
+            r->code = NM_ROUTE_REGION_TOO_LARGE;
             break;
         }
         if (q->should_stop && q->should_stop(q->stop_ctx)) {
             snprintf(r->error, sizeof r->error, "planning cancelled");
+            r->code = NM_ROUTE_CANCELLED;
             break;
         }
         uint64_t wcells = nm_cell_rect_area(&ch.rect);
@@ -1171,6 +1284,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             note(r, "tier %d (%s, %llu cells): window build failed: %s; ", round, kname, wcells, werr.msg);
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "window build failed: %.400s", werr.msg);
+                r->code = NM_ROUTE_INTERNAL;
                 break;
             }
             continue;
@@ -1223,6 +1337,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             note(r, "tier %d (%s, %llu cells): search error: %s; ", round, kname, wcells, werr.msg);
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "%.400s", werr.msg);
+                r->code = NM_ROUTE_INTERNAL;
                 break;
             }
             continue;
@@ -1237,6 +1352,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, why);
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "%.400s", sr.message[0] ? sr.message : why);
+                r->code = search_fail_code(&sr, deck, q->start_deck_y > NM_kFloorYValidMin);
                 copy_gap(r, &sr);
             }
             nm_search_result_free(&sr);
@@ -1254,6 +1370,10 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             snprintf(r->error, sizeof r->error,
                      "cannot reach the goal: cannot walk from the start to the goal (start %.2f px / goal %.2f px from the reach set%s)",
                      sr.snap_start, sr.snap_goal, sr.goal_cut_off ? "; the goal is cut off" : "");
+            r->code = q->start_deck_y > NM_kFloorYValidMin && sr.snap_start > NM_kSnapRadius
+                          ? NM_ROUTE_START_DECK_UNREACHABLE
+                      : deck ? NM_ROUTE_TARGET_DECK_UNREACHABLE
+                             : NM_ROUTE_UNREACHABLE;
             copy_gap(r, &sr);
             if (!r->has_gap && sr.snap_goal > NM_kSnapRadius) {
                 /* 断开处: where the reach set comes closest to the goal, and the goal */
@@ -1291,6 +1411,19 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr2.msg);
             else if (r->npoints < 2) snprintf(r->error, sizeof r->error, "the route has fewer than 2 points");
             else r->ok = true;
+            r->code = r->ok ? NM_ROUTE_OK : NM_ROUTE_INTERNAL;
+            /* Floors only rank triangles: say so when the route starts or ends on another storey
+             * than the floor asked for, so the host can declare the deck it means. */
+            if (r->ok && deck_snapped && q->start_floor_y > NM_kFloorYValidMin &&
+                fabs(ss.h - q->start_floor_y) > NM_kClimb)
+                add_warning(r, "the start snapped %.2f px onto the goal deck's region at %.2f m, not the start floor "
+                               "%.2f m (declare start_deck_y to start on that floor)",
+                            ss.dist, ss.h, (double)q->start_floor_y);
+            if (r->ok && !deck && q->goal_floor_y > NM_kFloorYValidMin && r->heights &&
+                fabs(r->heights[r->npoints - 1] - gs.h) > NM_kClimb)
+                add_warning(r, "the route ends at %.2f m, %.2f px from the goal, whose floor triangle is at %.2f m "
+                               "(declare goal_deck_y to end on that surface)",
+                            (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
         }
         nm_search_result_free(&sr);
         nm_window_free(&w);

@@ -118,6 +118,17 @@ void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char
     open_world(W, zone_name, NULL, workers);
 }
 
+void pu_bake_obj_recast(pu_world *W, const char *obj, const char *zone_name, double scale, int workers)
+{
+    make_dir(W);
+    char nb[600], cmd[4096], sarg[64] = "";
+    tool_path(nb, sizeof nb, "navbake");
+    if (scale > 0) snprintf(sarg, sizeof sarg, "--scale %g", scale);
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s' %s --out '%s/out' --quiet", nb, obj, sarg, W->dir);
+    run(cmd);
+    open_world(W, zone_name, NULL, workers);
+}
+
 void pu_bake_movingai(pu_world *W, const char *map, const char *scen, double tile_px, const char **legs_path)
 {
     make_dir(W);

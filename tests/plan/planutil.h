@@ -28,6 +28,8 @@ void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int wor
  * none). */
 void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char *zone_name,
                  double scale, int workers);
+/* Bakes an OBJ the default way (Recast builds the walkable mesh), as a user would. */
+void pu_bake_obj_recast(pu_world *W, const char *obj, const char *zone_name, double scale, int workers);
 /* Bakes a Moving AI map with its scenario at tile_px pixels per tile (scenegen --tile); *legs_path
  * gets the legs file (static buffer; positions and optimal lengths in px). */
 void pu_bake_movingai(pu_world *W, const char *map, const char *scen, double tile_px, const char **legs_path);

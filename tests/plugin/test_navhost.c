@@ -1,8 +1,10 @@
 /* test_navhost.c — the reference host on route files: the demo route expands into RUN waypoints
  * with pass-through entries kept, and wrong routes stop with the failure codes of host.md
  * (expansion_failed for wrong shapes, empty_route, zone_unresolved, navmesh_load_failed,
- * unknown_target_tier, route_no_go). */
+ * unknown_target_tier, route_no_go), and target_deck_y legs end on the deck or fail with
+ * target_deck_unreachable. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,5 +110,34 @@ Test(navhost, legs_expand_into_run_waypoints_and_the_rest_passes_through)
     cr_assert_eq(cJSON_GetObjectItem(last, "x")->valuedouble, 19.5);
     cr_assert_eq(cJSON_GetObjectItem(last, "y")->valuedouble, 106);
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "legs")), 3);
+    cJSON_Delete(o);
+}
+
+/* target_deck_y legs (issue 13): a reachable deck is where the leg ends (the last RUN's floor_y
+ * within kDeckBand = 2 m); a deck that is not there fails with target_deck_unreachable after the
+ * one start-recovery retry, never a blind walk, and each leg records the planner's code. */
+Test(navhost, target_deck_legs_end_on_the_deck_or_fail_with_its_code)
+{
+    cJSON *o = NULL;
+    cr_assert_eq(navhost("[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [190, 75],"
+                         " {\"action\": \"NAVMESH\", \"target\": [19.5, 116], \"target_deck_y\": 4}]",
+                         NULL, &o),
+                 0);
+    cJSON *r = cJSON_GetObjectItem(o, "route");
+    cJSON *last = cJSON_GetArrayItem(r, cJSON_GetArraySize(r) - 1);
+    cJSON *fy = cJSON_GetObjectItem(last, "floor_y");
+    cr_assert(cJSON_IsNumber(fy), "the last RUN has a floor height");
+    cr_expect_leq(fabs(fy->valuedouble - 4.0), 2.0, "ends on the deck: floor_y %.2f", fy->valuedouble);
+    cJSON_Delete(o);
+    cr_assert_eq(navhost("[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [130, 90],"
+                         " {\"action\": \"NAVMESH\", \"target\": [190, 75], \"target_deck_y\": 40}]",
+                         NULL, &o),
+                 1);
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "code")->valuestring, "target_deck_unreachable", "%s",
+                     cJSON_GetObjectItem(o, "message")->valuestring);
+    cJSON *leg = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "legs"), 0);
+    cJSON *lc = cJSON_GetObjectItem(leg, "code");
+    cr_assert(cJSON_IsString(lc), "the leg records the planner's code");
+    cr_expect_str_eq(lc->valuestring, "target_deck_unreachable");
     cJSON_Delete(o);
 }

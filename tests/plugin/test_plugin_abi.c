@@ -188,6 +188,10 @@ Test(plugin_abi, a_goal_in_an_authored_no_go_zone_is_terminal)
     cr_assert_not(r->ok);
     cr_assert(r->no_go);
     cr_assert(strstr(r->error, "market_square_works"), "%s", r->error);
+    cr_assert_str_eq(r->code, "route_no_go", "the failure code a host acts on");
+    char *js = api->result_json(r);
+    cr_assert(js && strstr(js, "\"code\":\"route_no_go\""), "%s", js ? js : "(null)");
+    api->string_free(js);
     api->result_free(r);
     /* the leg round it keeps out of the polygon [238, 262] x [300, 312] */
     r = plan_leg(e, &kLegs[3]);

@@ -227,17 +227,19 @@ Test(engine, goal_deck_region_must_exist_in_the_seed_cell)
     nm_route_engine e;
     nm_error err = {0};
     cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
-    /* the deck at 10 m is another region: its windows (clipped to the deck's rectangle) miss the
-       start's seed cell or, when they hold it, the cell has no span of the deck region; every
-       tier's build fails and the planner ends with the build error (失败的情形, 建窗失败) */
+    /* the deck at 10 m is another region, absent from the start's seed cell: every tier's window
+       build would fail on it (失败的情形, 建窗失败); the planner says what it means before the
+       window, with the code a host acts on and the heights found at the goal (issue 13) */
     nm_route_request q = nm_route_request_defaults("t", 5, 5, 34, 5);
     q.goal_deck_y = 10.0f;
     nm_route_result r;
     cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
     cr_expect_not(r.ok);
-    cr_expect_eq(r.check, 0);
-    cr_expect(strstr(r.error, "window build failed") != NULL, "%s", r.error);
-    cr_expect(strstr(r.error, "step 4") != NULL || strstr(r.error, "step 10") != NULL, "%s", r.error);
+    cr_expect_eq(r.code, NM_ROUTE_TARGET_DECK_UNREACHABLE, "%s: %s", nm_route_code_name(r.code), r.error);
+    cr_expect_eq(r.check, 10);
+    cr_expect(strstr(r.error, "target deck unreachable") != NULL, "%s", r.error);
+    cr_expect(strstr(r.error, "10.00") != NULL, "the heights at the goal are listed: %s", r.error);
+    cr_expect_eq(r.tier, -1, "no window is built");
     nm_route_result_free(&r);
     /* a deck declared where nothing is: check 10 */
     q.goal_deck_y = 5.0f;

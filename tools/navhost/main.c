@@ -187,10 +187,16 @@ static int expand_leg(host *h, size_t idx, const nm_rt_entry *e, double *px, dou
             return 0;
         }
         cJSON_AddStringToObject(leg, attempt ? "error_retry" : "error", r->error);
+        const char *pcode = r->code ? r->code : "";
+        cJSON_AddStringToObject(leg, attempt ? "code_retry" : "code", pcode);
         int rc = 0;
-        if (r->cancelled) rc = fail(h, "cancelled", "%s", r->error);
+        if (r->cancelled || !strcmp(pcode, "cancelled")) rc = fail(h, "cancelled", "%s", r->error);
         /* no_go is terminal: no recovery, no fallback */
         else if (r->no_go) rc = fail(h, "route_no_go", "%s", r->error);
+        /* the engine cannot plan on this zone at all: retrying from another start cannot help */
+        else if (!strcmp(pcode, "engine_unusable")) rc = fail(h, "navmesh_load_failed", "%s", r->error);
+        /* a declared target deck is never blind-walked: disconnected when a gap was located, else
+         * unreachable (host.md step 4), whatever the planner's own code */
         else if (attempt == 1 && e->has_deck)
             rc = fail(h, r->has_gap ? "route_disconnected" : "target_deck_unreachable", "%s", r->error);
         else if (attempt == 1)

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         if (js) printf("%s\n", js);
         api->string_free(js);
         status = r->ok ? 0 : 1;
-        if (!r->ok) fprintf(stderr, "navplan: %s\n", r->error);
+        if (!r->ok) fprintf(stderr, "navplan: %s: %s\n", r->code ? r->code : "internal", r->error);
         if (overlay) {
 #ifdef NM_HAVE_OVERLAY
             nm_leg_canvas *cv = NULL;
