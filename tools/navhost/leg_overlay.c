@@ -85,16 +85,17 @@ static nm_ov_rgb rgb(uint8_t r, uint8_t g, uint8_t b) { return (nm_ov_rgb){r, g,
 
 /* ---- constants of the picture ---------------------------------------------------------------- */
 #define kPad 12                 /* margin between blocks, px */
-#define kText 0.85              /* body text scale (Hershey simplex, ~11 px capitals) */
-#define kTitle 1.1
+#define kText 1.0               /* body text scale (Hershey simplex, ~13 px capitals) */
+#define kTitle 1.3
 #define kThumbLong 240          /* thumbnail's long side, px */
 #define kProfileH 210           /* profile strip height, px */
-#define kDimM 1.2               /* a cell whose surface is this far (m) from the route's: dimmed */
+#define kDimM 0.6               /* a cell whose surface is more than a step (m) from the route's: dimmed */
 #define kCropFactor 2.0         /* AUTO crops when the window's long side exceeds the box's by this */
 #define kCropMarginPx 8.0       /* crop box margin: at least this (px), or a quarter of the box */
 #define kThumbMaxCells (16u << 20) /* no cells in the thumbnail beyond this (decode cost) */
 #define kMaxCellPx 64
-#define kCellMute 0.45          /* cell colours mixed this far toward the background: lines stand out */
+#define kInset 3                /* text and keys start this far inside their block (anti-aliasing) */
+#define kCellMute 0.3          /* cell colours mixed this far toward the background: lines stand out */
 
 /* The part of the window drawn: top-left in px, cells, image pixels per cell. */
 typedef struct view {
@@ -182,7 +183,7 @@ static nm_ov_rgb mix(nm_ov_rgb a, nm_ov_rgb b, double t)
 }
 
 /* Cells of the view (decoded into c->out): Core by clearance colour, dead (walkable, not core) dim
- * red, medial axis white; per cell the walkable record nearest the route's height there (ref, or
+ * red, medial axis lighter; per cell the walkable record nearest the route's height there (ref, or
  * ref_h everywhere when ref is NULL), dimmed when that surface is on another storey. *dimmed:
  * how many cells were. */
 static int draw_cells(nm_leg_canvas *c, nm_ov_image *img, const view *v, const float *ref, double ref_h,
@@ -216,10 +217,12 @@ static int draw_cells(nm_leg_canvas *c, nm_ov_image *img, const view *v, const f
             nm_ov_rgb col = rgb(120, 40, 40);
             if (r->flags & NM_GRID_CORE)
                 col = lut[(int)lrintf(nm_grid_rec_clearance(r->clr) * 4.0f)]; /* 0..12 px in quarter px */
-            if (c->has_fields && c->out.fields && (c->out.fields[best].medial & 1)) col = rgb(235, 235, 235);
             col = mix(col, rgb(NM_LEG_RGB_BG), kCellMute);
+            /* the medial axis lightens its cell: the shape of the room stays readable under it */
+            if (c->has_fields && c->out.fields && (c->out.fields[best].medial & 1))
+                col = mix(col, rgb(255, 255, 255), 0.4);
             if (ref && bd > kDimM) {
-                col = mix(col, rgb(NM_LEG_RGB_BG), 0.7);
+                col = mix(col, rgb(NM_LEG_RGB_BG), 0.75);
                 ++*dimmed;
             }
             px[cell] = 0x01000000u | ((uint32_t)col.r << 16) | ((uint32_t)col.g << 8) | col.b;
@@ -610,6 +613,7 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
         }
     }
     nm_free(ref);
+    L.dimmed = dimmed;
     /* authored no-go polygons (any tier) and the request's runtime discs */
     for (uint32_t i = 0; c && c->nogo_zone && i < c->nogo_zone->npolys; i++) {
         const nm_nogo_entry *pe = &c->nogo_zone->polys[i];
@@ -703,8 +707,8 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
     }
     static const struct { const char *name; uint8_t c[3]; int ring; } keys[] = {
         {"pulled", {NM_LEG_RGB_PULLED}, 0},      {"taut chain", {NM_LEG_RGB_TAUT}, 0},
-        {"topology path", {NM_LEG_RGB_TOPOLOGY}, 0}, {"dead cell", {77, 33, 35}, 0},
-        {"medial axis", {140, 140, 142}, 0},      {"drop take-off -> landing", {255, 140, 0}, 0},
+        {"topology path", {NM_LEG_RGB_TOPOLOGY}, 0}, {"dead cell", {91, 35, 36}, 0},
+        {"medial axis (lighter cell)", {200, 200, 205}, 0},      {"drop take-off -> landing", {255, 140, 0}, 0},
         {"no-go", {140, 0, 255}, 0},              {"located gap", {255, 40, 40}, 0},
         {"start", {0, 220, 0}, 1},                {"goal", {240, 30, 30}, 1},
         {"RUN waypoint", {255, 255, 255}, 1},
@@ -746,16 +750,17 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
     if (lw < 200) lw = 200;
     int thumb_w = thumb ? nm_ov_width(thumb) : 0, thumb_h = thumb ? nm_ov_height(thumb) : 0;
     if (lw < thumb_w) lw = thumb_w;
-    int legend_h = block_h(&lg) + (thumb ? thumb_h + 6 : 0);
+    lw += 2 * kInset;
+    int legend_h = block_h(&lg) + (thumb ? thumb_h + 6 : 0) + kInset;
 
     /* ---- header ---- */
     int W = kPad + mw + kPad + lw + kPad;
-    int hw = W - 2 * kPad;
+    int hw = W - 2 * kPad, hw_text = hw - 2 * kInset;
     tblock hd;
     hd.n = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s  %s", title && title[0] ? title : "leg", r->ok ? "ok" : "FAILED");
-    add_wrapped(&hd, kTitle, r->ok ? white : rgb(255, 110, 110), buf, hw);
+    add_wrapped(&hd, kTitle, r->ok ? white : rgb(255, 110, 110), buf, hw_text);
     if (r->ok)
         snprintf(buf, sizeof buf, "tier %d %s  window %lld x %lld cells at (%.2f, %.2f) px", r->tier,
                  r->tier_kind ? r->tier_kind : "", (long long)r->win_nx, (long long)r->win_ny, r->win_x0, r->win_y0);
@@ -765,23 +770,23 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
     else
         snprintf(buf, sizeof buf, "no window tried (a check before the tiers failed): drawn the endpoints' box, "
                                   "%d x %d cells", win.nx, win.ny);
-    add_wrapped(&hd, kText, white, buf, hw);
+    add_wrapped(&hd, kText, white, buf, hw_text);
     if (L.cropped)
         snprintf(buf, sizeof buf, "shown: %d x %d cells around the route (crop), %d px per cell", v.nx, v.ny, v.s);
     else
         snprintf(buf, sizeof buf, "shown: the whole window, %d px per cell", v.s);
-    add_wrapped(&hd, kText, grey, buf, hw);
+    add_wrapped(&hd, kText, grey, buf, hw_text);
     snprintf(buf, sizeof buf, "ms: checks %.1f  window %.1f  topology %.1f  geometry %.1f  pull %.1f  lift %.1f  total %.1f",
              r->ms_checks, r->ms_window, r->ms_topology, r->ms_geometry, r->ms_pull, r->ms_lift, r->ms_total);
-    add_wrapped(&hd, kText, grey, buf, hw);
+    add_wrapped(&hd, kText, grey, buf, hw_text);
     if (r->ok && r->points.n) {
         snprintf(buf, sizeof buf, "length %.2f px, %u points, %u RUN waypoints, %u drops", r->length, r->points.n,
                  r->n_run, r->n_drops);
-        add_wrapped(&hd, kText, grey, buf, hw);
+        add_wrapped(&hd, kText, grey, buf, hw_text);
     }
     if (!r->ok) {
-        add_wrapped(&hd, kText, rgb(255, 110, 110), r->error ? r->error : "", hw);
-        if (r->tier_notes && r->tier_notes[0]) add_wrapped(&hd, kText, grey, r->tier_notes, hw);
+        add_wrapped(&hd, kText, rgb(255, 110, 110), r->error ? r->error : "", hw_text);
+        if (r->tier_notes && r->tier_notes[0]) add_wrapped(&hd, kText, grey, r->tier_notes, hw_text);
     }
     int header_h = kPad + block_h(&hd);
     bool profile = r->points.n >= 2;
@@ -801,12 +806,12 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
         nm_ov_destroy(thumb);
         return rc;
     }
-    draw_block(img, &hd, L.header.x, L.header.y, err);
+    draw_block(img, &hd, L.header.x + kInset, L.header.y, err);
     nm_ov_rect(img, L.map.x - 1, L.map.y - 1, L.map.x + mw, L.map.y + mh, rgb(90, 90, 100), 1, err);
     nm_ov_blit(img, map, L.map.x, L.map.y, err);
     nm_ov_destroy(map);
     /* legend lines, with the colour bars, scale bar and thumbnail in the rows reserved for them */
-    int y = L.legend.y, x = L.legend.x;
+    int y = L.legend.y + kInset, x = L.legend.x + kInset;
     for (int i = 0; i < lg.n; i++) {
         tblock one;
         one.n = 1;

@@ -56,6 +56,7 @@ typedef struct nm_leg_layout {
     bool window_tried;     /* the result reported a window (else the endpoints' box is drawn) */
     double view_x0, view_y0; /* px of the map's top-left corner */
     int view_nx, view_ny;  /* cells shown */
+    size_t dimmed;         /* cells shown dimmed: their surface is on another storey than the route */
 } nm_leg_layout;
 
 /* Writes the PNG of one leg. start/goal: the request's points (px); discs: the request's runtime
