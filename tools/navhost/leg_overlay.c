@@ -91,7 +91,7 @@ static nm_ov_rgb rgb(uint8_t r, uint8_t g, uint8_t b) { return (nm_ov_rgb){r, g,
 #define kProfileH 210           /* profile strip height, px */
 #define kDimM 0.6               /* a cell whose surface is more than a step (m) from the route's: dimmed */
 #define kCropFactor 2.0         /* AUTO crops when the window's long side exceeds the box's by this */
-#define kCropMarginPx 8.0       /* crop box margin: at least this (px), or a quarter of the box */
+#define kCropMarginPx 2.0       /* crop box margin: at least this (px), or a quarter of the box */
 #define kThumbMaxCells (16u << 20) /* no cells in the thumbnail beyond this (decode cost) */
 #define kMaxCellPx 64
 #define kInset 3                /* text and keys start this far inside their block (anti-aliasing) */
