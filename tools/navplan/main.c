@@ -125,6 +125,7 @@ int main(int argc, char **argv)
             }
             nm_leg_canvas_close(cv);
 #else
+            (void)crop;
             fprintf(stderr, "navplan: built without OpenCV, no overlay\n");
 #endif
         }
