@@ -670,11 +670,14 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
             size_t dd = 0;
             nm_error terr = {0};
             if (cells_ok && decode_view(c, &win, &terr) == NM_OK) draw_cells(c, full, &win, NULL, ref_h, &dd, &terr);
-            if (cells_ok && nm_ov_resized(&thumb, full, tw, th, err) == NM_OK) {
-                nm_ov_destroy(full);
+            if (!cells_ok) {
+                thumb = full; /* already thumbnail-sized, no cells */
             } else {
-                thumb = full;
+                nm_ov_resized(&thumb, full, tw, th, err); /* on failure: no thumbnail */
+                nm_ov_destroy(full);
             }
+        }
+        if (thumb) {
             view tv = win;
             tv.s = 1;
             double k = (double)tw / win.nx; /* thumbnail px per cell */
