@@ -504,7 +504,7 @@ static void draw_profile(nm_ov_image *img, const nm_leg_rect *R, const nm_plugin
         double xa = PX(i - 1), xb = PX(i), ya = PY(p->heights[i - 1]), yb = PY(p->heights[i]);
         nm_ov_line(img, xa, ya, xb, yb, rgb(255, 140, 0), 3, err);
         nm_ov_disc(img, xa, ya, 5, rgb(255, 140, 0), 0, err);
-        nm_ov_disc(img, xb, yb, 6, rgb(0, 255, 120), 2, err);
+        nm_ov_disc(img, xb, yb, 6, rgb(255, 140, 0), 2, err);
         char t[64];
         snprintf(t, sizeof t, "drop %.2f m", p->heights[i - 1] - p->heights[i]);
         double tx = fmin(xa + 8, x1 - text_w(t, kText));
@@ -643,7 +643,8 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
         double lx = vx(&v, r->points.xy[2 * d->index]), ly = vy(&v, r->points.xy[2 * d->index + 1]);
         nm_ov_line(map, vx(&v, d->from_x), vy(&v, d->from_y), lx, ly, rgb(255, 140, 0), 2, err);
         nm_ov_disc(map, vx(&v, d->from_x), vy(&v, d->from_y), 5, rgb(255, 140, 0), 0, err);
-        nm_ov_disc(map, lx, ly, 8, rgb(0, 255, 120), 2, err);
+        nm_ov_disc(map, lx, ly, 8, rgb(0, 0, 0), 4, err);
+        nm_ov_disc(map, lx, ly, 8, rgb(255, 140, 0), 2, err); /* landing: an orange ring (green is the start) */
     }
     if (r->has_gap) {
         double ax = vx(&v, r->gap_start_x), ay = vy(&v, r->gap_start_y);
@@ -783,8 +784,8 @@ int nm_leg_overlay_write(nm_leg_canvas *c, const nm_plugin_result *r, double sx,
              r->ms_checks, r->ms_window, r->ms_topology, r->ms_geometry, r->ms_pull, r->ms_lift, r->ms_total);
     add_wrapped(&hd, kText, grey, buf, hw_text);
     if (r->ok && r->points.n) {
-        snprintf(buf, sizeof buf, "length %.2f px, %u points, %u RUN waypoints, %u drops", r->length, r->points.n,
-                 r->n_run, r->n_drops);
+        snprintf(buf, sizeof buf, "length %.2f px, %u points, %u RUN waypoints, %u drop%s", r->length, r->points.n,
+                 r->n_run, r->n_drops, r->n_drops == 1 ? "" : "s");
         add_wrapped(&hd, kText, grey, buf, hw_text);
     }
     if (!r->ok) {
