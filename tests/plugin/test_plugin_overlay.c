@@ -40,8 +40,8 @@ static int inked(const nm_ov_image *img, nm_leg_rect r)
 }
 
 /* Plans one demo leg, draws it, reads the PNG back; *img and *lay out; returns the result. */
-static nm_plugin_result *draw_leg(nm_plugin_engine *e, double sx, double sy, double gx, double gy, double floor_y,
-                                  nm_ov_image **img, nm_leg_layout *lay)
+static nm_plugin_result *draw_leg_on(const char *pack, const char *zone, nm_plugin_engine *e, double sx, double sy,
+                                     double gx, double gy, double floor_y, nm_ov_image **img, nm_leg_layout *lay)
 {
     const nm_plugin_api *api = pt_api();
     nm_plugin_request q;
@@ -51,7 +51,7 @@ static nm_plugin_result *draw_leg(nm_plugin_engine *e, double sx, double sy, dou
     cr_assert_eq(api->plan(e, &q, &r), NM_PLUGIN_OK, "%s", api->last_error());
     nm_leg_canvas *cv = NULL;
     nm_error err = {0};
-    cr_assert_eq(nm_leg_canvas_open(pt_demo_pack(), "demo", NULL, &cv, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_leg_canvas_open(pack, zone, NULL, &cv, &err), NM_OK, "%s", err.msg);
     char dir[] = "/tmp/nm_plugin_overlay_XXXXXX", png[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(png, sizeof png, "%s/leg.png", dir); /* OpenCV picks the format by the extension */
@@ -83,6 +83,12 @@ static nm_plugin_result *draw_leg(nm_plugin_engine *e, double sx, double sy, dou
     cr_assert_gt(gapcol.w, 0);
     cr_assert_eq(inked(*img, gapcol), 0, "something drawn between the map and the legend");
     return r;
+}
+
+static nm_plugin_result *draw_leg(nm_plugin_engine *e, double sx, double sy, double gx, double gy, double floor_y,
+                                  nm_ov_image **img, nm_leg_layout *lay)
+{
+    return draw_leg_on(pt_demo_pack(), "demo", e, sx, sy, gx, gy, floor_y, img, lay);
 }
 
 Test(plugin_overlay, a_short_leg_is_cropped_scaled_and_drawn_in_its_height_colours)
@@ -183,4 +189,36 @@ Test(plugin_overlay, a_drop_leg_dims_the_other_storey_and_marks_the_drop_in_the_
     nm_ov_destroy(img);
     api->result_free(r);
     api->close(e);
+}
+
+/* A small level (the shared DotRecast house baked with the defaults: a 115 x 76 cell window, which
+ * one pixel per cell drew as a picture smaller than its legend): the map is scaled to 1000 px, the
+ * route on the roof, the ground floor under it dimmed. Skipped without the shared levels. */
+Test(plugin_overlay, a_small_level_is_scaled_up_and_shows_the_storey)
+{
+    const char *data = getenv("NM_SHARED_DATA");
+    char obj[1024];
+    snprintf(obj, sizeof obj, "%s/levels/dotrecast-house/house.obj", data ? data : "");
+    if (!data || access(obj, R_OK) != 0) cr_skip_test("no shared levels (NM_SHARED_DATA)");
+    char dir[] = "/tmp/nm_plugin_house_XXXXXX", cmd[4096], pack[128];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s' --out '%s' --quiet", getenv("NM_NAVBAKE"), obj, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(pack, sizeof pack, "%s/base.nav.gz", dir);
+    const nm_plugin_api *api = pt_api();
+    nm_plugin_engine *e = api->open(pack, "house", NULL);
+    cr_assert_not_null(e, "%s", api->last_error());
+    nm_ov_image *img = NULL;
+    nm_leg_layout L;
+    nm_plugin_result *r = draw_leg_on(pack, "house", e, -5, -4, 3, 3, 8.6, &img, &L);
+    cr_assert(r->ok, "%s", r->error);
+    cr_assert_gt(r->points.heights[0], 5.0, "the leg runs on the roof");
+    cr_assert_geq(L.cell_px, 8, "a small window is drawn with large cells");
+    cr_assert_gt(L.dimmed, 0, "the ground floor under the roof is dimmed");
+    cr_assert_gt(L.profile.h, 0);
+    nm_ov_destroy(img);
+    api->result_free(r);
+    api->close(e);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
