@@ -100,7 +100,6 @@ static void copy_points(const nm_route_points *s, nm_plugin_points *d, double **
     d->n = *xy ? s->n : 0;
 }
 
-
 /* RUN waypoints (host.md): every waypoint index a non-strict RUN, the last strict; a drop landing
  * strict with its lower height and take-off point. Without waypoints from the planner every point
  * after the start is driven (no pull here: the plugin has no layer-free drivability test). */
