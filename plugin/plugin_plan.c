@@ -73,6 +73,17 @@ static void *dup_mem(const void *p, size_t n, bool *fail)
     return d;
 }
 
+/* A height within 1e-9 of a whole number is that number: the noise (-1.1e-16 for a floor at 0)
+ * comes from the zone transform and carries no information. Every height the result carries
+ * (C struct and so JSON and the hosts' RUN lists) passes here. */
+static double clean_height(double h)
+{
+    double r = nearbyint(h);
+    return fabs(h - r) <= 1e-9 ? r + 0.0 : h; /* + 0.0: -0 prints as 0 */
+}
+
+static double f2d_height(float h) { return h > NM_kFloorYValidMin ? clean_height((double)h) : NM_PLUGIN_NONE; }
+
 static void copy_points(const nm_route_points *s, nm_plugin_points *d, double **xy, double **h, bool *fail)
 {
     d->n = 0;
@@ -82,14 +93,12 @@ static void copy_points(const nm_route_points *s, nm_plugin_points *d, double **
     if (s->heights) {
         *h = (double *)nm_malloc(sizeof(double) * s->n);
         if (!*h) *fail = true;
-        else for (uint32_t i = 0; i < s->n; i++) (*h)[i] = (double)s->heights[i];
+        else for (uint32_t i = 0; i < s->n; i++) (*h)[i] = f2d_height(s->heights[i]);
     }
     d->xy = *xy;
     d->heights = *h;
     d->n = *xy ? s->n : 0;
 }
-
-static double f2d_height(float h) { return h > NM_kFloorYValidMin ? (double)h : NM_PLUGIN_NONE; }
 
 /* RUN waypoints (host.md): every waypoint index a non-strict RUN, the last strict; a drop landing
  * strict with its lower height and take-off point. Without waypoints from the planner every point
@@ -126,7 +135,7 @@ static bool build_run(result_box *b, const nm_route_result *r)
         for (uint32_t d = 0; d < r->ndrops; d++)
             if (r->drops[d].index == i) {
                 w->strict = 1;
-                w->target_deck_y = r->drops[d].height;
+                w->target_deck_y = clean_height(r->drops[d].height);
                 w->has_drop_from = 1;
                 w->drop_from_x = r->drops[d].from_x;
                 w->drop_from_y = r->drops[d].from_y;
@@ -222,7 +231,7 @@ static bool copy_result(result_box *b, const nm_route_result *r)
         if (!b->drops) fail = true;
         for (uint32_t i = 0; b->drops && i < r->ndrops; i++) {
             b->drops[i].index = r->drops[i].index;
-            b->drops[i].height = r->drops[i].height;
+            b->drops[i].height = clean_height(r->drops[i].height);
             b->drops[i].from_x = r->drops[i].from_x;
             b->drops[i].from_y = r->drops[i].from_y;
         }

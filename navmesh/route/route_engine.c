@@ -1297,6 +1297,11 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         }
         r->ms_window += w.build_ms;
         if (w.peak_bytes > r->peak_window_bytes) r->peak_window_bytes = w.peak_bytes;
+        /* the last window tried: a failed leg's overlay draws it (an accepted route sets it again) */
+        r->win_x0 = w.win.x0;
+        r->win_y0 = w.win.y0;
+        r->win_nx = w.win.nx;
+        r->win_ny = w.win.ny;
         /* endpoint cells of the window (trunc) */
         int64_t si = (int64_t)((q->sx - w.win.x0) / NM_kCS), sj = (int64_t)((q->sy - w.win.y0) / NM_kCS);
         int64_t gi = (int64_t)((q->gx - w.win.x0) / NM_kCS), gj = (int64_t)((q->gy - w.win.y0) / NM_kCS);

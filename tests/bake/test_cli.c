@@ -144,3 +144,59 @@ Test(cli, the_same_level_gives_the_same_file_for_one_and_four_workers)
     tmp_remove(dir);
     free(dir);
 }
+
+/* --info on each of the three files navbake writes: recognised by its magic (not "bad magic (not
+ * a BNAV main pack)" for the sidecar and the occluder), the sidecar validated against the main
+ * pack next to it and alone when that is missing; zones report their extent (max - min), which
+ * for a zone away from the origin is not its largest coordinate. */
+Test(cli, info_reads_each_file_and_prints_zone_extent)
+{
+    char *dir = tmp_dir();
+    /* x 40..60 m, z -20..-10 m: u = 0.75 x in 30..45 px, v = -0.75 z in 7.5..15 px */
+    char *obj = write_text(dir, "yard.obj",
+                           "v 40 0 -20\nv 60 0 -20\nv 60 0 -10\nv 40 0 -10\nv 50 0 -20\nv 50 0 -10\n"
+                           "f 1 4 6 5\nf 5 6 3 2\n");
+    char args[2048];
+    snprintf(args, sizeof args, "--obj '%s' --out '%s/o' --walkable-as-is --quiet", obj, dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    snprintf(args, sizeof args, "--info '%s/o/base.nav.gz'", dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, "extent 15 x 7.5 px (u 30..45, v 7.5..15)") != NULL, "%s", g_out);
+
+    snprintf(args, sizeof args, "--info '%s/o/base.fields.nav.gz'", dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, "BNVF v2 fields sidecar") != NULL, "%s", g_out);
+    cr_assert(strstr(g_out, "sidecar valid against it") != NULL, "%s", g_out);
+
+    snprintf(args, sizeof args, "--info '%s/o/base.occluder.gz'", dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, ": OCLS v1") != NULL, "%s", g_out);
+    cr_assert(strstr(g_out, "zone names checked against the main pack") != NULL, "%s", g_out);
+
+    /* the sidecar alone (no main pack next to it): its header is still read and checked */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/alone' && cp '%s/o/base.fields.nav.gz' '%s/alone/'", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "--info '%s/alone/base.fields.nav.gz'", dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, "missing, sidecar checked alone") != NULL, "%s", g_out);
+
+    /* a sidecar next to a main pack it does not belong to: exit 1 naming the check */
+    snprintf(args, sizeof args, "--obj '%s' --out '%s/p' --walkable-as-is --quiet --scale 2", obj, dir);
+    cr_assert_eq(run(args), 0, "%s", g_out);
+    snprintf(cmd, sizeof cmd, "cp '%s/o/base.fields.nav.gz' '%s/p/base.fields.nav.gz'", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(args, sizeof args, "--info '%s/p/base.fields.nav.gz'", dir);
+    cr_assert_eq(run(args), 1, "%s", g_out);
+    cr_assert(strstr(g_out, "build_hash") != NULL, "%s", g_out);
+
+    /* any other file: its magic named, and the three the tool reads */
+    char *junk = write_text(dir, "junk.bin", "PNG? not a pack");
+    snprintf(args, sizeof args, "--info '%s'", junk);
+    cr_assert_eq(run(args), 1, "%s", g_out);
+    cr_assert(strstr(g_out, "magic \"PNG?\" is none of BNAV") != NULL, "%s", g_out);
+    free(obj);
+    free(junk);
+    tmp_remove(dir);
+    free(dir);
+}

@@ -53,6 +53,59 @@ Test(overlay, draws_reads_back_and_writes_png)
     nm_ov_destroy(img);
 }
 
+/* The layout helpers the leg overlay builds on: text extents that contain the drawn text,
+ * rectangles, copying one image into another (clipped) and resampling. */
+Test(overlay, text_size_rect_blit_and_resize)
+{
+    nm_ov_image *img, *small, *big;
+    nm_error err = {0};
+    nm_ov_rgb bg = {0, 0, 0}, white = {255, 255, 255}, red = {255, 0, 0};
+    cr_assert_eq(nm_ov_create(&img, 400, 60, bg, &err), NM_OK);
+    int w = 0, a = 0, b = 0;
+    cr_assert_eq(nm_ov_text_size("Height 9.42 m, gap", 1.0, &w, &a, &b, &err), NM_OK);
+    cr_assert_gt(w, 50);
+    cr_assert_gt(a, 5);
+    cr_assert_geq(b, 0);
+    int x0 = 20, base = 30;
+    cr_assert_eq(nm_ov_text(img, x0, base, "Height 9.42 m, gap", 1.0, white, &err), NM_OK);
+    /* every inked pixel lies inside the reported box */
+    int ink = 0;
+    for (int y = 0; y < 60; y++)
+        for (int x = 0; x < 400; x++) {
+            nm_ov_rgb p;
+            cr_assert_eq(nm_ov_get_pixel(img, x, y, &p, &err), NM_OK);
+            if (same(p, bg)) continue;
+            ink++;
+            cr_assert(x >= x0 - 1 && x <= x0 + w && y >= base - a && y <= base + b, "ink at (%d, %d)", x, y);
+        }
+    cr_assert_gt(ink, 50);
+    cr_assert_eq(nm_ov_text_size("x", 0, &w, &a, &b, &err), NM_ERR_ARG);
+    cr_assert_eq(nm_ov_create(&small, 10, 10, red, &err), NM_OK);
+    cr_assert_eq(nm_ov_rect(small, 2, 2, 4, 4, white, 0, &err), NM_OK);
+    nm_ov_rgb p;
+    cr_assert_eq(nm_ov_get_pixel(small, 4, 4, &p, &err), NM_OK);
+    cr_assert(same(p, white));
+    cr_assert_eq(nm_ov_get_pixel(small, 5, 5, &p, &err), NM_OK);
+    cr_assert(same(p, red), "the rectangle's corners are inclusive");
+    cr_assert_eq(nm_ov_blit(img, small, 395, 55, &err), NM_OK); /* clipped at the corner */
+    cr_assert_eq(nm_ov_get_pixel(img, 395, 55, &p, &err), NM_OK);
+    cr_assert(same(p, red));
+    cr_assert_eq(nm_ov_get_pixel(img, 399, 59, &p, &err), NM_OK);
+    cr_assert(same(p, white), "source pixel (4, 4)");
+    cr_assert_eq(nm_ov_get_pixel(img, 394, 59, &p, &err), NM_OK);
+    cr_assert(same(p, bg));
+    cr_assert_eq(nm_ov_blit(img, small, 1000, 1000, &err), NM_OK, "fully outside: nothing to do");
+    cr_assert_eq(nm_ov_resized(&big, small, 30, 30, &err), NM_OK);
+    cr_assert_eq(nm_ov_width(big), 30);
+    cr_assert_eq(nm_ov_get_pixel(big, 10, 10, &p, &err), NM_OK);
+    cr_assert(same(p, white), "cells stay blocks when enlarged");
+    nm_ov_destroy(big);
+    cr_assert_eq(nm_ov_resized(&big, small, 0, 3, &err), NM_ERR_ARG);
+    cr_assert_null(big);
+    nm_ov_destroy(small);
+    nm_ov_destroy(img);
+}
+
 Test(overlay, colour_maps_run_from_dark_to_bright)
 {
     nm_ov_rgb lo, hi, mid;

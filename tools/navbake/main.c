@@ -202,7 +202,7 @@ static int occluder_info(const char *path, const nm_pack *p)
     return 0;
 }
 
-static int info(const char *path)
+static int pack_info(const char *path)
 {
     nm_pack p;
     nm_error err = {0};
@@ -222,7 +222,21 @@ static int info(const char *path)
             printf(" tier of zone %u", z->component_count);
         else
             printf(" triangles %u (from %u) components %u", z->tri_count, z->first_tri, z->component_count);
-        printf(" size %g x %g px transform [%g, %g, %g, %g]", z->width, z->height, z->t[0], z->t[1], z->t[2], z->t[3]);
+        /* extent = max - min of the zone's vertices (the header's width/height is the largest
+         * coordinate, which says nothing about size for a zone away from the origin) */
+        float u0 = INFINITY, v0 = INFINITY, u1 = -INFINITY, v1 = -INFINITY;
+        for (uint32_t t = z->first_tri; !tier && t < z->first_tri + z->tri_count && t < p.tri_count; t++)
+            for (int k = 0; k < 3; k++) {
+                if (p.tris[t].v[k] >= p.vert_count) continue;
+                const nm_vertex *v = &p.verts[p.tris[t].v[k]];
+                u0 = fminf(u0, v->u);
+                u1 = fmaxf(u1, v->u);
+                v0 = fminf(v0, v->v);
+                v1 = fmaxf(v1, v->v);
+            }
+        if (u0 <= u1)
+            printf(" extent %g x %g px (u %g..%g, v %g..%g)", (double)(u1 - u0), (double)(v1 - v0), u0, u1, v0, v1);
+        printf(" transform [%g, %g, %g, %g]", z->t[0], z->t[1], z->t[2], z->t[3]);
         if (z->floor_y > NM_kFloorYValidMin)
             printf(" floor_y %g\n", z->floor_y);
         else
@@ -241,6 +255,200 @@ static int info(const char *path)
     if (rc == 0) rc = occluder_info(path, &p);
     nm_pack_free(&p);
     return rc;
+}
+
+/* "dir/x.fields.nav.gz" -> "dir/x.nav.gz" (the main pack a sidecar sits next to), or NULL. */
+static char *main_of_sidecar(const char *path)
+{
+    size_t n = strlen(path);
+    const char *suf[2] = {".fields.nav.gz", ".fields.nav"}, *rep[2] = {".nav.gz", ".nav"};
+    for (int k = 0; k < 2; k++) {
+        size_t m = strlen(suf[k]);
+        if (n < m || strcmp(path + n - m, suf[k]) != 0) continue;
+        char *out = nm_malloc(n + 1);
+        if (out) snprintf(out, n + 1, "%.*s%s", (int)(n - m), path, rep[k]);
+        return out;
+    }
+    return NULL;
+}
+
+/* The fields sidecar alone: its header; then, when its main pack sits next to it, the full
+ * validation against that pack's build hash, file FNV and grid. */
+static int fields_info(const char *path, const uint8_t *d, size_t n)
+{
+    nm_cursor c = nm_cur(d, n);
+    (void)nm_cur_bytes(&c, 4);
+    unsigned version = nm_cur_u16(&c);
+    (void)nm_cur_u16(&c);
+    unsigned long long hash = nm_cur_u64(&c), fnv = nm_cur_u64(&c);
+    unsigned rules = nm_cur_u32(&c), nsec = nm_cur_u32(&c);
+    if (c.bad) {
+        fprintf(stderr, "navbake: %s: BNVF: header truncated (%zu bytes, needs %d)\n", path, n, NM_BNVF_HEADER_SIZE);
+        return 1;
+    }
+    printf("%s: BNVF v%u fields sidecar, %zu bytes decompressed, %u sections, rules %u\n", path, version, n, nsec,
+           rules);
+    printf("bound to main pack build_hash %016llx  file_fnv %016llx\n", hash, fnv);
+    if (version != NM_BNVF_VERSION || rules != NM_BNVF_RULES) {
+        fprintf(stderr, "navbake: %s: BNVF: version %u rules %u, this build reads version %d rules %d\n", path,
+                version, rules, NM_BNVF_VERSION, NM_BNVF_RULES);
+        return 1;
+    }
+    char *main_path = main_of_sidecar(path);
+    struct stat st;
+    if (!main_path || stat(main_path, &st) != 0) {
+        printf("main pack: %s missing, sidecar checked alone (header only)\n", main_path ? main_path : "(name not *.fields.nav.gz)");
+        nm_free(main_path);
+        return 0;
+    }
+    nm_pack p;
+    nm_error err = {0};
+    nm_pack_load_opts lo = {0};
+    int rc = 1;
+    if (nm_pack_load(main_path, &lo, &p, &err) != NM_OK) {
+        fprintf(stderr, "navbake: %s\n", err.msg);
+        nm_free(main_path);
+        return 1;
+    }
+    const nm_section *s = nm_pack_section(&p, "BGRD");
+    nm_bgrd g;
+    nm_bnvf f;
+    if (!s || !s->bytes) {
+        fprintf(stderr, "navbake: %s: main pack %s has no BGRD grid for this sidecar\n", path, main_path);
+    } else if (nm_bgrd_parse(s->bytes, s->size, &g, &err) != NM_OK) {
+        fprintf(stderr, "navbake: %s: BGRD: %s\n", main_path, err.msg);
+    } else {
+        if (nm_bnvf_parse(d, n, path, p.build_hash, p.file_fnv, &g, &f, &err) != NM_OK) {
+            fprintf(stderr, "navbake: %s (against main pack %s)\n", err.msg, main_path);
+        } else {
+            printf("main pack: %s: sidecar valid against it, %u zones, %u links, %u openable cells\n", main_path,
+                   f.zone_count, f.link_count, f.open_count);
+            nm_bnvf_free(&f);
+            rc = 0;
+        }
+        nm_bgrd_free(&g);
+    }
+    nm_pack_free(&p);
+    nm_free(main_path);
+    return rc;
+}
+
+/* The occluder pack alone: an OCLS container (every record decoded) or a bare OCLZ scene; zone
+ * names checked against the main pack (dir/base.nav.gz) when it sits next to it. */
+static int occluder_file_info(const char *path, const uint8_t *d, size_t n)
+{
+    uint8_t *wrapped = NULL;
+    if (memcmp(d, "OCLZ", 4) == 0) {
+        /* a bare scene: wrapped in a one-record container with an empty name for the reader */
+        wrapped = nm_malloc(n + 18);
+        if (!wrapped) {
+            fprintf(stderr, "navbake: %s: out of memory\n", path);
+            return 1;
+        }
+        const uint32_t le[3] = {NM_OCC_kContainerVersion, 1, (uint32_t)n}; /* version, count, body length */
+        memcpy(wrapped, "OCLS", 4);
+        for (int k = 0; k < 4; k++) {
+            wrapped[4 + k] = (uint8_t)(le[0] >> (8 * k));
+            wrapped[8 + k] = (uint8_t)(le[1] >> (8 * k));
+            wrapped[14 + k] = (uint8_t)(le[2] >> (8 * k));
+        }
+        wrapped[12] = wrapped[13] = 0; /* name length 0 */
+        memcpy(wrapped + 18, d, n);
+        d = wrapped;
+        n += 18;
+    }
+    nm_cursor c = nm_cur(d, n);
+    (void)nm_cur_bytes(&c, 4);
+    uint32_t version = nm_cur_u32(&c), count = nm_cur_u32(&c);
+    if (c.bad) {
+        fprintf(stderr, "navbake: %s: OCLS: header truncated (%zu bytes, needs 12)\n", path, n);
+        nm_free(wrapped);
+        return 1;
+    }
+    /* the main pack next to it, for its zone names (optional) */
+    const char *slash = strrchr(path, '/');
+    size_t dn = slash ? (size_t)(slash - path) + 1 : 0;
+    char main_path[4096];
+    snprintf(main_path, sizeof main_path, "%.*sbase.nav.gz", (int)dn, path);
+    nm_pack p;
+    memset(&p, 0, sizeof p);
+    nm_error err = {0};
+    nm_pack_load_opts lo = {0};
+    struct stat st;
+    bool have_main = !wrapped && stat(main_path, &st) == 0 && nm_pack_load(main_path, &lo, &p, &err) == NM_OK;
+    int rc = 0;
+    size_t triangles = 0;
+    for (uint32_t r = 0; r < count && rc == 0; r++) {
+        uint16_t nl = nm_cur_u16(&c);
+        const uint8_t *name = nm_cur_bytes(&c, nl);
+        uint32_t len = nm_cur_u32(&c);
+        if (c.bad || !nm_cur_bytes(&c, len)) {
+            fprintf(stderr, "navbake: %s: OCLS: record %u of %u runs past the end\n", path, r, count);
+            rc = 1;
+            break;
+        }
+        char zone[256];
+        snprintf(zone, sizeof zone, "%.*s", (int)nl, (const char *)name);
+        nm_occ_scene *sc = NULL;
+        if (nm_occ_load_bytes(d, n, zone, path, &sc, &err) != NM_OK) {
+            fprintf(stderr, "navbake: %s\n", err.msg);
+            rc = 1;
+            break;
+        }
+        nm_occ_info inf;
+        memset(&inf, 0, sizeof inf);
+        if (sc) nm_occ_scene_info(sc, &inf);
+        nm_occ_free(sc);
+        triangles += inf.triangles;
+        printf("occluder zone '%s': templates %u, instances %u, terrain blocks %u, triangles %zu", wrapped ? "(bare OCLZ)" : zone,
+               inf.templates, inf.instances, inf.blocks, inf.triangles);
+        if (have_main) printf(nm_pack_find_zone(&p, zone) >= 0 ? ", in %s" : ", NOT a zone of %s", main_path);
+        printf("\n");
+        if (have_main && nm_pack_find_zone(&p, zone) < 0) {
+            fprintf(stderr, "navbake: %s: OCLS record %u: zone '%s' is not a zone of %s\n", path, r, zone, main_path);
+            rc = 1;
+        }
+    }
+    if (rc == 0 && nm_cur_left(&c) != 0) {
+        fprintf(stderr, "navbake: %s: OCLS: %zu bytes after record %u\n", path, nm_cur_left(&c), count);
+        rc = 1;
+    }
+    if (rc == 0)
+        printf("%s: %s v%u, %zu bytes decompressed, %u zones, %zu triangles%s\n", path, wrapped ? "OCLZ scene" : "OCLS",
+               version, wrapped ? n - 18 : n, count, triangles,
+               wrapped ? "" : have_main ? ", zone names checked against the main pack" : ", main pack not next to it");
+    if (have_main) nm_pack_free(&p);
+    nm_free(wrapped);
+    return rc;
+}
+
+/* --info FILE: which of the three files it is, by its magic; each checked as far as it can be. */
+static int info(const char *path)
+{
+    uint8_t *d = NULL;
+    size_t n = 0;
+    nm_error err = {0};
+    if (nm_file_read(path, 0, &d, &n, &err) != NM_OK) {
+        fprintf(stderr, "navbake: %s\n", err.msg);
+        return 1;
+    }
+    int rc;
+    if (n >= 4 && memcmp(d, "BNAV", 4) == 0) {
+        rc = -1;
+    } else if (n >= 4 && memcmp(d, "BNVF", 4) == 0) {
+        rc = fields_info(path, d, n);
+    } else if (n >= 4 && (memcmp(d, "OCLS", 4) == 0 || memcmp(d, "OCLZ", 4) == 0)) {
+        rc = occluder_file_info(path, d, n);
+    } else {
+        char m[5] = {0};
+        for (size_t i = 0; i < 4 && i < n; i++) m[i] = d[i] >= 32 && d[i] < 127 ? (char)d[i] : '?';
+        fprintf(stderr,
+                "navbake: %s: magic \"%s\" is none of BNAV (main pack), BNVF (fields sidecar), OCLS/OCLZ (occluder)\n",
+                path, m);
+        rc = 1;
+    }
+    nm_free(d);
+    return rc < 0 ? pack_info(path) : rc;
 }
 
 static bool parse_double(const char *s, double *out)

@@ -3,7 +3,8 @@
  * no-go and failure-code rules of shared/docs/host.md), passes every other entry through, prints
  * the expanded route as JSON and optionally one overlay PNG per leg.
  *
- *   navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D] [--plugin SO]
+ *   navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D]
+ *           [--overlay-crop auto|on|off] [--plugin SO]
  *
  * Output: {"ok": true, "route": [...], "legs": [...]} or {"ok": false, "code": ..., "message": ...,
  * "entry": i, "route": [what was expanded so far], "legs": [...]}. Exit 0 on success, 1 on an
@@ -37,6 +38,7 @@ typedef struct host {
 #ifdef NM_HAVE_OVERLAY
     nm_leg_canvas *canvas;
 #endif
+    int crop;                   /* nm_leg_crop of the overlays */
     cJSON *route, *legs;
     char code[64], message[1024];
 } host;
@@ -137,7 +139,7 @@ static void draw(host *h, const nm_plugin_result *r, const nm_plugin_request *q,
     snprintf(title, sizeof title, "entry %zu%s", entry, attempt ? " (retry)" : "");
     nm_error err = {0};
     if (nm_leg_overlay_write(h->canvas, r, q->start_x, q->start_y, q->goal_x, q->goal_y, q->no_go_discs,
-                             q->n_no_go_discs, title, path, &err) != NM_OK)
+                             q->n_no_go_discs, title, h->crop, path, NULL, &err) != NM_OK)
         fprintf(stderr, "navhost: overlay %s: %s\n", path, err.msg);
     else
         cJSON_AddStringToObject(leg, "overlay", path);
@@ -250,7 +252,8 @@ static int expand(host *h, const nm_route_file *f, const char *zone_arg, size_t 
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D] [--plugin SO]\n");
+    fprintf(stderr, "usage: navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D]\n"
+                    "               [--overlay-crop auto|on|off] [--plugin SO]\n");
     return 2;
 }
 
@@ -268,7 +271,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--nogo")) h.nogo = v;
         else if (!strcmp(a, "--overlay-dir")) h.overlay_dir = v;
         else if (!strcmp(a, "--plugin")) plugin = v;
-        else return usage();
+        else if (!strcmp(a, "--overlay-crop")) {
+#ifdef NM_HAVE_OVERLAY
+            if ((h.crop = nm_leg_crop_parse(v)) < 0) return usage();
+#endif
+        } else return usage();
     }
     if (!h.pack_path || !route_path) return usage();
     if (h.overlay_dir) mkdir(h.overlay_dir, 0755);

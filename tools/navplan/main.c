@@ -3,7 +3,7 @@
  *
  *   navplan --pack P --zone Z --from X,Y --to X,Y [--start-floor H] [--goal-floor H]
  *           [--goal-deck H] [--start-deck H] [--disc X,Y,R]... [--nogo F] [--overlay OUT.png]
- *           [--plugin SO]
+ *           [--overlay-crop auto|on|off] [--plugin SO]
  *
  * Exit status: 0 when a route came out, 1 when the planner failed, 2 on bad arguments or loads. */
 #include <dlfcn.h>
@@ -22,7 +22,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: navplan --pack P --zone Z --from X,Y --to X,Y [--start-floor H] [--goal-floor H]\n"
                     "               [--goal-deck H] [--start-deck H] [--disc X,Y,R]... [--nogo F]\n"
-                    "               [--overlay OUT.png] [--plugin SO]\n");
+                    "               [--overlay OUT.png] [--overlay-crop auto|on|off] [--plugin SO]\n");
     return 2;
 }
 
@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     double heights[4] = {NM_PLUGIN_NONE, NM_PLUGIN_NONE, NM_PLUGIN_NONE, NM_PLUGIN_NONE};
     nm_plugin_disc discs[MAX_DISCS];
     uint32_t ndiscs = 0;
+    int crop = 0; /* NM_LEG_CROP_AUTO */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -61,6 +62,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--nogo")) nogo = v;
         else if (!strcmp(a, "--overlay")) overlay = v;
         else if (!strcmp(a, "--plugin")) plugin = v;
+        else if (!strcmp(a, "--overlay-crop")) {
+#ifdef NM_HAVE_OVERLAY
+            if ((crop = nm_leg_crop_parse(v)) < 0) return usage();
+#endif
+        }
         else if (!strcmp(a, "--from")) have_from = parse_xy(v, &sx, &sy) == 0;
         else if (!strcmp(a, "--to")) have_to = parse_xy(v, &gx, &gy) == 0;
         else if (!strcmp(a, "--start-floor") || !strcmp(a, "--goal-floor") || !strcmp(a, "--goal-deck") ||
@@ -113,12 +119,13 @@ int main(int argc, char **argv)
             nm_leg_canvas *cv = NULL;
             nm_error err = {0};
             if (nm_leg_canvas_open(pack, zone, nogo, &cv, &err) != NM_OK ||
-                nm_leg_overlay_write(cv, r, sx, sy, gx, gy, discs, ndiscs, "navplan", overlay, &err) != NM_OK) {
+                nm_leg_overlay_write(cv, r, sx, sy, gx, gy, discs, ndiscs, "navplan", crop, overlay, NULL, &err) != NM_OK) {
                 fprintf(stderr, "navplan: overlay: %s\n", err.msg);
                 status = 2;
             }
             nm_leg_canvas_close(cv);
 #else
+            (void)crop;
             fprintf(stderr, "navplan: built without OpenCV, no overlay\n");
 #endif
         }

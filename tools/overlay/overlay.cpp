@@ -40,6 +40,10 @@ bool finite_all(const double *xy, size_t n)
 
 int thick_ok(int t) { return t >= 1 && t <= 255; }
 
+/* The font and stroke nm_ov_text uses for a scale (one place, so sizes match drawing). */
+double font_scale(double scale) { return scale * 0.6; }
+int font_thick(double scale) { return scale >= 1.5 ? 2 : 1; }
+
 int caught(nm_error *err, const char *what, const std::exception *e)
 {
     if (dynamic_cast<const std::bad_alloc *>(e))
@@ -169,8 +173,74 @@ extern "C" int nm_ov_text(nm_ov_image *img, double x, double y, const char *text
     if (!finite_all(p, 3) || scale <= 0 || scale > 100)
         return nm_fail(err, NM_ERR_ARG, "overlay: text: bad position or scale");
     OV_GUARD("text", {
-        cv::putText(img->m, text, cv::Point(px(x), px(y)), cv::FONT_HERSHEY_SIMPLEX, scale * 0.6,
-                    bgr(c), scale >= 1.5 ? 2 : 1, cv::LINE_AA);
+        cv::putText(img->m, text, cv::Point(px(x), px(y)), cv::FONT_HERSHEY_SIMPLEX, font_scale(scale),
+                    bgr(c), font_thick(scale), cv::LINE_AA);
+        return NM_OK;
+    })
+}
+
+extern "C" int nm_ov_text_size(const char *text, double scale, int *w, int *above, int *below,
+                               nm_error *err)
+{
+    if (!text || !w || !above || !below)
+        return nm_fail(err, NM_ERR_ARG, "overlay: text_size: NULL argument");
+    if (!std::isfinite(scale) || scale <= 0 || scale > 100)
+        return nm_fail(err, NM_ERR_ARG, "overlay: text_size: bad scale");
+    OV_GUARD("text_size", {
+        int base = 0;
+        cv::Size sz = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, font_scale(scale),
+                                      font_thick(scale), &base);
+        /* anti-aliased strokes reach about one stroke width past the box OpenCV reports */
+        int t = font_thick(scale);
+        *w = sz.width + t;
+        *above = sz.height + t;
+        *below = base + t;
+        return NM_OK;
+    })
+}
+
+extern "C" int nm_ov_rect(nm_ov_image *img, int x0, int y0, int x1, int y1, nm_ov_rgb c,
+                          int thickness, nm_error *err)
+{
+    if (!img) return nm_fail(err, NM_ERR_ARG, "overlay: rect: image is NULL");
+    if (thickness > 255)
+        return nm_fail(err, NM_ERR_ARG, "overlay: rect: thickness %d out of range", thickness);
+    OV_GUARD("rect", {
+        cv::rectangle(img->m, cv::Point(x0, y0), cv::Point(x1, y1), bgr(c),
+                      thickness <= 0 ? cv::FILLED : thickness, cv::LINE_8);
+        return NM_OK;
+    })
+}
+
+extern "C" int nm_ov_blit(nm_ov_image *dst, const nm_ov_image *src, int x, int y, nm_error *err)
+{
+    if (!dst || !src) return nm_fail(err, NM_ERR_ARG, "overlay: blit: NULL argument");
+    OV_GUARD("blit", {
+        cv::Rect d(x, y, src->m.cols, src->m.rows);
+        cv::Rect in = d & cv::Rect(0, 0, dst->m.cols, dst->m.rows);
+        if (in.width <= 0 || in.height <= 0) return NM_OK;
+        cv::Rect s(in.x - x, in.y - y, in.width, in.height);
+        src->m(s).copyTo(dst->m(in));
+        return NM_OK;
+    })
+}
+
+extern "C" int nm_ov_resized(nm_ov_image **out, const nm_ov_image *src, int w, int h, nm_error *err)
+{
+    if (!out || !src) return nm_fail(err, NM_ERR_ARG, "overlay: resized: NULL argument");
+    *out = nullptr;
+    if (w < 1 || h < 1 || w > 32768 || h > 32768)
+        return nm_fail(err, NM_ERR_ARG, "overlay: resized: size %d x %d out of range", w, h);
+    OV_GUARD("resized", {
+        nm_ov_image *img = new nm_ov_image;
+        try {
+            bool shrink = w < src->m.cols || h < src->m.rows;
+            cv::resize(src->m, img->m, cv::Size(w, h), 0, 0, shrink ? cv::INTER_AREA : cv::INTER_NEAREST);
+        } catch (...) {
+            delete img;
+            throw;
+        }
+        *out = img;
         return NM_OK;
     })
 }

@@ -50,6 +50,17 @@ int nm_ov_disc(nm_ov_image *img, double x, double y, double r, nm_ov_rgb c, int 
 /* Text with its baseline's left end at (x, y); scale 1.0 is about 20 px tall (Hershey simplex). */
 int nm_ov_text(nm_ov_image *img, double x, double y, const char *text, double scale,
                nm_ov_rgb c, nm_error *err);
+/* The size of text drawn by nm_ov_text at this scale: width, height above the baseline and the
+ * depth below it, in pixels (layouts reserve room so no text is ever clipped). */
+int nm_ov_text_size(const char *text, double scale, int *w, int *above, int *below, nm_error *err);
+/* An axis-aligned rectangle with corners (x0, y0) and (x1, y1) inclusive; filled when
+ * thickness <= 0, else its outline. */
+int nm_ov_rect(nm_ov_image *img, int x0, int y0, int x1, int y1, nm_ov_rgb c, int thickness,
+               nm_error *err);
+/* Copies src into dst with src's top-left corner at (x, y); the part outside dst is dropped. */
+int nm_ov_blit(nm_ov_image *dst, const nm_ov_image *src, int x, int y, nm_error *err);
+/* A new w x h image of src resampled (area averaging when shrinking). [Limits: as nm_ov_create] */
+int nm_ov_resized(nm_ov_image **out, const nm_ov_image *src, int w, int h, nm_error *err);
 /* The colour of value t in [0, 1] (clamped; NaN gives black) on colour map m. */
 int nm_ov_colormap(nm_ov_cmap m, double t, nm_ov_rgb *out, nm_error *err);
 /* The colour of pixel (x, y). */
