@@ -188,6 +188,73 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
     return true;
 }
 
+// Morphological opening of the walkable area: Recast's erosion by the agent radius, then every
+// eroded span within `radius` cells (straight-line, cell centre to cell centre, reached through
+// connected spans of the original walkable area) of a span that survived the erosion gets its
+// area back. What stays eroded is only what no disc of the agent's radius fits into: slots and
+// gaps narrower than the agent, thin strips (wall tops, beams). The strip along walls and ledges
+// comes back, so the take-off row at a ledge's top and the landing row at its foot stay grid
+// neighbours (台沿下落); keeping the agent off walls is the grid's own clearance field's job.
+bool open_walkable_area(rcContext *ctx, int radius, rcCompactHeightfield &chf)
+{
+    const int n = chf.spanCount;
+    if (radius <= 0 || n <= 0) return true;
+    unsigned char *orig = (unsigned char *)nm_malloc((size_t)n);
+    int *cx = (int *)nm_malloc(sizeof(int) * (size_t)n), *cz = (int *)nm_malloc(sizeof(int) * (size_t)n);
+    int *queue = (int *)nm_malloc(sizeof(int) * (size_t)n), *seen = (int *)nm_malloc(sizeof(int) * (size_t)n);
+    bool ok = orig && cx && cz && queue && seen;
+    if (ok) {
+        std::memcpy(orig, chf.areas, (size_t)n);
+        for (int z = 0; z < chf.height; z++)
+            for (int x = 0; x < chf.width; x++) {
+                const rcCompactCell &c = chf.cells[x + z * chf.width];
+                for (int i = (int)c.index, ni = (int)(c.index + c.count); i < ni; i++) {
+                    cx[i] = x;
+                    cz[i] = z;
+                }
+            }
+        ok = rcErodeWalkableArea(ctx, radius, chf);
+    }
+    if (ok) {
+        // seen[j] == i marks span j visited by the search from eroded span i (no clearing needed).
+        for (int i = 0; i < n; i++) seen[i] = -1;
+        const int r2 = radius * radius;
+        for (int i = 0; i < n; i++) {
+            if (orig[i] == RC_NULL_AREA || chf.areas[i] != RC_NULL_AREA) continue;
+            int head = 0, tail = 0;
+            queue[tail++] = i;
+            seen[i] = i;
+            bool found = false;
+            while (head < tail && !found) {
+                int j = queue[head++];
+                const rcCompactSpan &s = chf.spans[j];
+                for (int dir = 0; dir < 4 && !found; dir++) {
+                    if (rcGetCon(s, dir) == RC_NOT_CONNECTED) continue;
+                    int nx = cx[j] + rcGetDirOffsetX(dir), nz = cz[j] + rcGetDirOffsetY(dir);
+                    int k = (int)chf.cells[nx + nz * chf.width].index + rcGetCon(s, dir);
+                    if (seen[k] == i || orig[k] == RC_NULL_AREA) continue;
+                    int dx = nx - cx[i], dz = nz - cz[i];
+                    if (dx * dx + dz * dz > r2) continue; // outside the disc: no path back in
+                    seen[k] = i;
+                    if (chf.areas[k] != RC_NULL_AREA && !(chf.areas[k] & 0x80u)) found = true; // a survivor within the radius
+                    else queue[tail++] = k;
+                }
+            }
+            // Marked for now (bit 7 is free: our areas are 1..32), so spans restored in this pass
+            // do not seed others.
+            if (found) chf.areas[i] = (unsigned char)(0x80u | orig[i]);
+        }
+        for (int i = 0; i < n; i++)
+            if (chf.areas[i] & 0x80u) chf.areas[i] = orig[i];
+    }
+    nm_free(orig);
+    nm_free(cx);
+    nm_free(cz);
+    nm_free(queue);
+    nm_free(seen);
+    return ok;
+}
+
 } // namespace
 
 extern "C" bool nm_rc_available(void) { return true; }
@@ -278,8 +345,8 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
         if (!o.chf || !rcBuildCompactHeightfield(&ctx, walkable_height, walkable_climb, *o.hf, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: compact heightfield failed");
         rcFreeHeightField(o.hf); o.hf = nullptr;
-        if (walkable_radius > 0 && !rcErodeWalkableArea(&ctx, walkable_radius, *o.chf))
-            return fail(msg, msg_cap, NM_ERR_STATE, "recast: erosion failed");
+        if (!open_walkable_area(&ctx, walkable_radius, *o.chf))
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: erosion failed (out of memory?)");
         if (!rcBuildDistanceField(&ctx, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: distance field failed");
         if (!rcBuildRegions(&ctx, *o.chf, 0, min_region, merge_region))
