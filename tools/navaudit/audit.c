@@ -440,11 +440,12 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
         uint32_t n = nm_audit_surfaces(s->lv, x, z, p->reach, track, hbuf, AUDIT_CAP);
         s->rep->samples++;
         double next = NAN;
+        /* the foot stands on the highest surface within a step (a kerb within the climb is
+         * stepped onto, not walked through) */
         for (uint32_t c = 0; c < n && c < AUDIT_CAP; c++)
-            if (fabs(hbuf[c] - track) <= p->step + (gap > 0 ? NM_kSlope * nm_audit_px_per_m(s->lv) * gap : 0)) {
+            if (fabs(hbuf[c] - track) <= p->step + (gap > 0 ? NM_kSlope * nm_audit_px_per_m(s->lv) * gap : 0) &&
+                (isnan(next) || hbuf[c] > next))
                 next = hbuf[c];
-                break;
-            }
         if (isnan(next)) {
             /* nothing within a step: a crack (crossed when narrow), a descent or a rise */
             if (gap == 0) {
