@@ -305,9 +305,12 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
 
         float bmin[3], bmax[3];
         rcCalcBounds(in->verts, (int)in->vert_count, bmin, bmax);
-        // Cell size: half the agent radius (so erosion by the radius is at least 2 cells), grown
-        // only when the grid would exceed max_cells.
-        double cs = p->cell_size > 0 ? p->cell_size : std::fmax(p->agent_radius / 2.0, 0.05);
+        // Cell size: a quarter of the agent radius, grown only when the grid would exceed
+        // max_cells. Recast's mesh edge lies up to one cell off the surface's edge (the ledge-span
+        // filter takes the partly covered ring off a ledge's top, contours move edges by up to
+        // max_error), and at half the radius (0.205 m) a ledge's top and its foot ended two
+        // planner cells (kCS = 1/3 m) apart: no hop between them. A quarter keeps them neighbours.
+        double cs = p->cell_size > 0 ? p->cell_size : std::fmax(p->agent_radius / 4.0, 0.05);
         double ch = p->cell_height > 0 ? p->cell_height : 0.1;
         // Span heights have 13 bits in Recast: a very tall zone gets a coarser cell height
         // rather than clipped spans.

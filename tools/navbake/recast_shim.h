@@ -22,7 +22,7 @@ typedef struct nm_rc_params {
     double agent_radius;   /* m [Limit: >= 0] */
     double agent_climb;    /* m [Limit: >= 0] */
     double slope_deg;      /* degrees [Limit: 0..90) */
-    double cell_size;      /* horizontal voxel, m; 0 = agent_radius / 2 (at least 0.05 m) */
+    double cell_size;      /* horizontal voxel, m; 0 = agent_radius / 4 (at least 0.05 m) */
     double cell_height;    /* vertical voxel, m; 0 = 0.1 m (coarser when the zone is over 800 cells tall) */
     uint32_t max_cells;    /* grid width * height cap; the cell size grows to fit; 0 = 2^24 */
 } nm_rc_params;
