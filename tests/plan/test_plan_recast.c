@@ -139,3 +139,40 @@ Test(plan_recast, doorways_open_slot_closed)
     nm_route_result_free(&r);
     pu_close(&W);
 }
+
+/* A 30 m deck 5 m up (railings, pillars) reached by a 15 m ramp at each end: walking along the
+ * whole deck stays on it, and each ramp leads onto the deck without a drop or a detour. */
+Test(plan_recast, bridge_deck_continuous_from_ramp_to_ramp)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "bridge_ramps", 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 30, 21, 30, 49);
+    q.start_deck_y = 5.0f;
+    q.goal_deck_y = 5.0f;
+    pu_plan_q(&W, &q, &r);
+    pu_check_route(&r, "along the whole deck");
+    if (r.ok) {
+        cr_expect_gt(pu_min_h(&r), 4.5f, "along the deck: never off it (min %.2f m)", (double)pu_min_h(&r));
+        cr_expect_lt(r.length, 30.8 * W.scale, "along the deck: straight (1.1 x 28 m) (%.2f px)", r.length);
+    }
+    nm_route_result_free(&r);
+    const double from[2] = {10, 60}, to[2] = {30, 40};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s ramp onto the deck", k ? "north" : "south");
+        q = pu_req(&W, 30, from[k], 30, to[k]);
+        q.start_deck_y = (float)(5.0 * 5.0 / 15.0); /* 5 m along the ramp */
+        q.goal_deck_y = 5.0f;
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        if (r.ok) {
+            cr_expect_eq(r.ndrops, 0u, "%s: no drop", what);
+            cr_expect_lt(r.length, 21 * W.scale, "%s: straight up the ramp (%.2f px)", what, r.length);
+            cr_expect_gt(r.heights[r.npoints - 1], 4.5f, "%s: ends on the deck", what);
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}

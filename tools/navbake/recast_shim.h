@@ -1,5 +1,5 @@
 /* recast_shim.h — C API over Recast (Debian librecast-dev) for navbake: raw level triangles in,
- * the walkable polygon mesh fanned into triangles out, the way a game's navmesh exporter builds
+ * the walkable polygon mesh's detail triangles out, the way a game's navmesh exporter builds
  * it (agent height / radius / climb / slope, one area id per triangle).
  *
  * Units: world metres, +Y up, Recast's winding convention (a triangle is walkable when the y of
@@ -35,7 +35,8 @@ typedef struct nm_rc_input {
     uint32_t tri_count;
 } nm_rc_input;
 
-/* The walkable mesh: polygons fanned (v0, vi, vi+1), vertices shared between polygons. */
+/* The walkable mesh: the detail triangles of every polygon, vertices per polygon (the ones on a
+ * shared edge are identical floats, which the weld joins). */
 typedef struct nm_rc_mesh {
     float *verts;           /* x, y, z per vertex, m (allocated with nm_malloc) */
     uint32_t vert_count;
