@@ -176,3 +176,46 @@ Test(plan_recast, bridge_deck_continuous_from_ramp_to_ramp)
     }
     pu_close(&W);
 }
+
+/* Does the route pass within the rectangle [x0, x1] x [y0, y1] (m)? Sampled every 0.05 px. */
+static bool route_enters(const pu_world *W, const nm_route_result *r, double x0, double y0, double x1, double y1)
+{
+    for (uint32_t k = 0; k + 1 < r->npoints; k++) {
+        const double *a = &r->xy[2 * (size_t)k], *b = &r->xy[2 * (size_t)k + 2];
+        int n = (int)(hypot(b[0] - a[0], b[1] - a[1]) / 0.05) + 1;
+        for (int i = 0; i <= n; i++) {
+            double x = (a[0] + (b[0] - a[0]) * i / n) / W->scale, y = (a[1] + (b[1] - a[1]) * i / n) / W->scale;
+            if (x > x0 && x < x1 && y > y0 && y < y1) return true;
+        }
+    }
+    return false;
+}
+
+/* A closed solid block and a platform (solid body, walkable top), both 4 m tall over ground that
+ * runs on under them (the OBJ's terrain is not cut): Recast sees floor with 4 m of headroom
+ * inside both. Walking past either on the ground goes round it, never through its inside. */
+Test(plan_recast, no_route_through_solids)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "solids", 0);
+    nm_route_result r;
+    const double ys[2] = {15, 35};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "past the %s", k ? "platform" : "block");
+        nm_route_request q = pu_req(&W, 15, ys[k], 35, ys[k]);
+        q.start_deck_y = 0.0f;
+        q.goal_deck_y = 0.0f;
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        if (r.ok) {
+            cr_expect_gt(r.length, 21.5 * W.scale, "%s: round it (%.2f px)", what, r.length);
+            cr_expect(!route_enters(&W, &r, 20.2, ys[k] - 4.8, 29.8, ys[k] + 4.8), "%s: not through its inside",
+                      what);
+            cr_expect_lt(pu_max_h(&r), 0.5f, "%s: on the ground (max %.2f m)", what, (double)pu_max_h(&r));
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}
