@@ -144,10 +144,12 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
 }
 
 // Is span i within `radius` cells (straight along one axis, through connected spans) of a thin
-// barrier: a boundary beyond which, within `far` columns, lies a walkable span within `climb`
-// voxels of the floor it was reached from? A wall, fence or crate thinner than `far` then.
+// barrier or a low ledge: a boundary beyond which, within `far` columns, lies a walkable span
+// within `band` voxels (kClimb) of the floor it was reached from? A wall, fence or crate thinner
+// than `far`, or the top or foot of a rise the planner walks (up to kClimb, no drop) although
+// Recast's climb does not.
 bool near_thin_barrier(const rcCompactHeightfield &chf, const unsigned char *orig, const int *cx, const int *cz, int i,
-                       int radius, int far, int climb)
+                       int radius, int far, int band)
 {
     for (int dir = 0; dir < 4; dir++) {
         const int dx = rcGetDirOffsetX(dir), dz = rcGetDirOffsetY(dir);
@@ -164,7 +166,7 @@ bool near_thin_barrier(const rcCompactHeightfield &chf, const unsigned char *ori
                 if (x < 0 || z < 0 || x >= chf.width || z >= chf.height) break;
                 const rcCompactCell &c = chf.cells[x + z * chf.width];
                 for (int m = (int)c.index, nm = (int)(c.index + c.count); m < nm; m++)
-                    if (orig[m] != RC_NULL_AREA && std::abs((int)chf.spans[m].y - y) <= climb) return true;
+                    if (orig[m] != RC_NULL_AREA && std::abs((int)chf.spans[m].y - y) <= band) return true;
             }
             break;
         }
@@ -175,15 +177,17 @@ bool near_thin_barrier(const rcCompactHeightfield &chf, const unsigned char *ori
 // Morphological opening of the walkable area: Recast's erosion by the agent radius, then every
 // eroded span within `radius` cells (straight-line, cell centre to cell centre, reached through
 // connected spans of the original walkable area) of a span that survived the erosion gets its
-// area back, unless it lies near a thin barrier (near_thin_barrier, `far` columns). What stays
-// eroded: what no disc of the agent's radius fits into (slots and gaps narrower than the agent,
-// wall tops, beams) and the strip along both faces of walls, fences and crates thinner than
-// `far`: the grid closes cracks and bridges seams up to about 1 m (CloseCracks, AppendSeamBridge),
-// and the mesh gives it no other sign that a wall stands in such a gap. The strip at ledges (top
-// and foot) and along thick walls comes back, so the take-off row at a ledge's top and the landing
-// row at its foot stay grid neighbours (台沿下落); keeping the agent off walls is the grid's own
-// clearance field's job.
-bool open_walkable_area(rcContext *ctx, int radius, int far, int climb, rcCompactHeightfield &chf)
+// area back, unless it lies near a thin barrier or a low ledge (near_thin_barrier, `far`
+// columns, `band` voxels). What stays eroded: what no disc of the agent's radius fits into (slots
+// and gaps narrower than the agent, wall tops, beams); the strip along both faces of walls,
+// fences and crates thinner than `far` (the grid closes cracks and bridges seams up to about 1 m,
+// CloseCracks and AppendSeamBridge, and the mesh gives it no other sign that a wall stands in such
+// a gap); and the strip at rises Recast does not climb but the grid would walk (up to kClimb:
+// there is no drop to declare, so the surfaces stay apart as Recast and Detour keep them). The
+// strip at ledges higher than kClimb (top and foot) and along thick walls comes back, so the
+// take-off row at a ledge's top and the landing row at its foot stay grid neighbours (台沿下落);
+// keeping the agent off walls is the grid's own clearance field's job.
+bool open_walkable_area(rcContext *ctx, int radius, int far, int band, rcCompactHeightfield &chf)
 {
     const int n = chf.spanCount;
     if (radius <= 0 || n <= 0) return true;
@@ -230,7 +234,7 @@ bool open_walkable_area(rcContext *ctx, int radius, int far, int climb, rcCompac
             }
             // Marked for now (bit 7 is free: our areas are 1..32), so spans restored in this pass
             // do not seed others.
-            if (found && !near_thin_barrier(chf, orig, cx, cz, i, radius, far, climb))
+            if (found && !near_thin_barrier(chf, orig, cx, cz, i, radius, far, band))
                 chf.areas[i] = (unsigned char)(0x80u | orig[i]);
         }
         for (int i = 0; i < n; i++)
@@ -337,10 +341,11 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
         if (!o.chf || !rcBuildCompactHeightfield(&ctx, walkable_height, walkable_climb, *o.hf, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: compact heightfield failed");
         rcFreeHeightField(o.hf); o.hf = nullptr;
-        // Barriers thinner than 2 m keep Recast's eroded strip on both faces (see
+        // Barriers thinner than 2 m and rises up to kClimb keep Recast's eroded strip (see
         // open_walkable_area): 2 m leaves at least 4 empty planner cells across the gap.
         const int thin_far = (int)std::ceil(2.0 / cs);
-        if (!open_walkable_area(&ctx, walkable_radius, thin_far, walkable_climb, *o.chf))
+        const int band = (int)std::floor(NM_kClimb / ch + 1e-6);
+        if (!open_walkable_area(&ctx, walkable_radius, thin_far, band, *o.chf))
             return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: erosion failed (out of memory?)");
         if (!rcBuildDistanceField(&ctx, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: distance field failed");
