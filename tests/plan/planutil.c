@@ -75,7 +75,7 @@ static void first_zone(const pu_world *W, char zone[64])
     sscanf(p + 1, "%63[^\"]", zone);
 }
 
-void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int workers)
+static void bake_scene(pu_world *W, const char *name, const char *nogo_json, int workers, bool as_is)
 {
     make_dir(W);
     char sg[600], nb[600], scene[800], cmd[4096], nogo[600];
@@ -87,8 +87,8 @@ void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int wor
         snprintf(scene, sizeof scene, "%s/resources/scenes/%s/scene.json", env_or("NM_SOURCE_ROOT", "."), name);
     snprintf(cmd, sizeof cmd, "'%s' '%s' --out '%s' > /dev/null", sg, scene, W->dir);
     run(cmd);
-    snprintf(cmd, sizeof cmd, "'%s' --obj '%s/level.obj' --zone '%s/zone.json' --out '%s/out' --walkable-as-is --quiet",
-             nb, W->dir, W->dir, W->dir);
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s/level.obj' --zone '%s/zone.json' --out '%s/out'%s --quiet", nb, W->dir,
+             W->dir, W->dir, as_is ? " --walkable-as-is" : "");
     run(cmd);
     char zone[64];
     first_zone(W, zone);
@@ -102,6 +102,16 @@ void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int wor
         np = nogo;
     }
     open_world(W, zone, np, workers);
+}
+
+void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int workers)
+{
+    bake_scene(W, name, nogo_json, workers, true);
+}
+
+void pu_bake_scene_default(pu_world *W, const char *name, int workers)
+{
+    bake_scene(W, name, NULL, workers, false);
 }
 
 void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char *zone_name,

@@ -1,6 +1,7 @@
 /* planutil.h — shared helpers of the end-to-end planner tests: baking a scene (scenegen +
- * navbake --walkable-as-is) into a temporary folder, opening the pack and the engine, planning
- * in scene metres with the route's self check on, and the invariants every route must keep. */
+ * navbake, --walkable-as-is or the default Recast path) into a temporary folder, opening the
+ * pack and the engine, planning in scene metres with the route's self check on, and the
+ * invariants every route must keep. */
 #ifndef NM_TEST_PLANUTIL_H
 #define NM_TEST_PLANUTIL_H
 
@@ -24,6 +25,8 @@ bool pu_tools_present(void);
  * opens it with `workers` decode workers; zone = the scene's first zone. Fails the test on a
  * bake or load error. nogo_json: optional no-go table text written next to the pack. */
 void pu_bake_scene(pu_world *W, const char *name, const char *nogo_json, int workers);
+/* The same through navbake's default path (Recast builds the walkable mesh, no --walkable-as-is). */
+void pu_bake_scene_default(pu_world *W, const char *name, int workers);
 /* Bakes an OBJ (+ zone json, may be NULL) with navbake --walkable-as-is (scale: --scale, 0 =
  * none). */
 void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char *zone_name,

@@ -1,7 +1,8 @@
 // recast_shim.cpp — the only C++ in navbake: runs Recast's standard pipeline (rasterise, filter,
-// compact, erode, watershed regions, contours, polygon mesh) on one zone's triangles and hands
-// the polygons back as triangles through the C API of recast_shim.h. Nothing here throws out of
-// the C API, prints or exits; every Recast failure becomes a status and a message.
+// compact, open (erode and give back), watershed regions, contours, polygon mesh, detail mesh) on
+// one zone's triangles and hands the detail triangles back through the C API of recast_shim.h.
+// Nothing here throws out of the C API, prints or exits; every Recast failure becomes a status
+// and a message.
 #include "recast_shim.h"
 
 #include "base/base.h"
@@ -10,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -21,6 +23,7 @@ struct RecastObjects {
     rcCompactHeightfield *chf = nullptr;
     rcContourSet *cset = nullptr;
     rcPolyMesh *pmesh = nullptr;
+    rcPolyMeshDetail *dmesh = nullptr;
     int *tris = nullptr;
     unsigned char *areas = nullptr;
     ~RecastObjects()
@@ -29,6 +32,7 @@ struct RecastObjects {
         rcFreeCompactHeightfield(chf);
         rcFreeContourSet(cset);
         rcFreePolyMesh(pmesh);
+        rcFreePolyMeshDetail(dmesh);
         nm_free(tris);
         nm_free(areas);
     }
@@ -53,55 +57,6 @@ bool walkable_slope(const float *a, const float *b, const float *c, float cos_sl
 }
 
 constexpr int RC_VERTS_PER_POLYGON_MAX = 6;
-
-// Twice the signed area of (a, b, c) in Recast's integer (x, z) grid: exact.
-long long area2(const unsigned short *verts, unsigned a, unsigned b, unsigned c)
-{
-    const unsigned short *pa = verts + 3 * (size_t)a, *pb = verts + 3 * (size_t)b, *pc = verts + 3 * (size_t)c;
-    return ((long long)pb[0] - pa[0]) * ((long long)pc[2] - pa[2]) - ((long long)pb[2] - pa[2]) * ((long long)pc[0] - pa[0]);
-}
-
-// Corners of the ring that are not straight (the polygon's area comes from them).
-int strict_corners(const unsigned short *verts, const unsigned short *ring, int n)
-{
-    int c = 0;
-    for (int i = 0; i < n; i++) c += area2(verts, ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]) != 0;
-    return c;
-}
-
-// Recast polygons are convex but may hold straight corners (a vertex in the middle of a side).
-// A plain fan would then make zero-area triangles, and dropping those would cut the mesh apart
-// along that side, so clip ears instead: the first corner whose triangle has area and whose
-// removal leaves a polygon with area. Every side of the polygon stays a triangle edge.
-int triangulate_convex(const unsigned short *verts, unsigned short *ring, int n, unsigned short (*tri)[3])
-{
-    int out = 0;
-    while (n > 3) {
-        int pick = -1;
-        for (int i = 0; i < n && pick < 0; i++) {
-            if (area2(verts, ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]) == 0) continue;
-            unsigned short rest[RC_VERTS_PER_POLYGON_MAX];
-            int m = 0;
-            for (int k = 0; k < n; k++)
-                if (k != i) rest[m++] = ring[k];
-            if (strict_corners(verts, rest, m) >= 3) pick = i;
-        }
-        if (pick < 0) return out; // no area left: nothing more to emit
-        tri[out][0] = ring[(pick + n - 1) % n];
-        tri[out][1] = ring[pick];
-        tri[out][2] = ring[(pick + 1) % n];
-        out++;
-        for (int k = pick; k + 1 < n; k++) ring[k] = ring[k + 1];
-        n--;
-    }
-    if (n == 3 && area2(verts, ring[0], ring[1], ring[2]) != 0) {
-        tri[out][0] = ring[0];
-        tri[out][1] = ring[1];
-        tri[out][2] = ring[2];
-        out++;
-    }
-    return out;
-}
 
 // Puts every output vertex back on the walkable input surface. Recast's vertex heights are voxel
 // tops (up to one cell height above the surface) and, on slopes, the highest span around the
@@ -188,6 +143,111 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
     return true;
 }
 
+// Is span i within `radius` cells (straight along one axis, through connected spans) of a thin
+// barrier or a low ledge: a boundary beyond which, within `far` columns, lies a walkable span
+// within `band` voxels (kClimb) of the floor it was reached from? A wall, fence or crate thinner
+// than `far`, or the top or foot of a rise the planner walks (up to kClimb, no drop) although
+// Recast's climb does not.
+bool near_thin_barrier(const rcCompactHeightfield &chf, const unsigned char *orig, const int *cx, const int *cz, int i,
+                       int radius, int far, int band)
+{
+    for (int dir = 0; dir < 4; dir++) {
+        const int dx = rcGetDirOffsetX(dir), dz = rcGetDirOffsetY(dir);
+        int j = i;
+        for (int step = 0; step <= radius; step++) {
+            const rcCompactSpan &s = chf.spans[j];
+            if (rcGetCon(s, dir) != RC_NOT_CONNECTED) {
+                j = (int)chf.cells[(cx[j] + dx) + (cz[j] + dz) * chf.width].index + rcGetCon(s, dir);
+                continue;
+            }
+            const int y = (int)chf.spans[j].y;
+            for (int k = 1; k <= far; k++) {
+                const int x = cx[j] + k * dx, z = cz[j] + k * dz;
+                if (x < 0 || z < 0 || x >= chf.width || z >= chf.height) break;
+                const rcCompactCell &c = chf.cells[x + z * chf.width];
+                for (int m = (int)c.index, nm = (int)(c.index + c.count); m < nm; m++)
+                    if (orig[m] != RC_NULL_AREA && std::abs((int)chf.spans[m].y - y) <= band) return true;
+            }
+            break;
+        }
+    }
+    return false;
+}
+
+// Morphological opening of the walkable area: Recast's erosion by the agent radius, then every
+// eroded span within `radius` cells (straight-line, cell centre to cell centre, reached through
+// connected spans of the original walkable area) of a span that survived the erosion gets its
+// area back, unless it lies near a thin barrier or a low ledge (near_thin_barrier, `far`
+// columns, `band` voxels). What stays eroded: what no disc of the agent's radius fits into (slots
+// and gaps narrower than the agent, wall tops, beams); the strip along both faces of walls,
+// fences and crates thinner than `far` (the grid closes cracks and bridges seams up to about 1 m,
+// CloseCracks and AppendSeamBridge, and the mesh gives it no other sign that a wall stands in such
+// a gap); and the strip at rises Recast does not climb but the grid would walk (up to kClimb:
+// there is no drop to declare, so the surfaces stay apart as Recast and Detour keep them). The
+// strip at ledges higher than kClimb (top and foot) and along thick walls comes back, so the
+// take-off row at a ledge's top and the landing row at its foot stay grid neighbours (台沿下落);
+// keeping the agent off walls is the grid's own clearance field's job.
+bool open_walkable_area(rcContext *ctx, int radius, int far, int band, rcCompactHeightfield &chf)
+{
+    const int n = chf.spanCount;
+    if (radius <= 0 || n <= 0) return true;
+    unsigned char *orig = (unsigned char *)nm_malloc((size_t)n);
+    int *cx = (int *)nm_malloc(sizeof(int) * (size_t)n), *cz = (int *)nm_malloc(sizeof(int) * (size_t)n);
+    int *queue = (int *)nm_malloc(sizeof(int) * (size_t)n), *seen = (int *)nm_malloc(sizeof(int) * (size_t)n);
+    bool ok = orig && cx && cz && queue && seen;
+    if (ok) {
+        std::memcpy(orig, chf.areas, (size_t)n);
+        for (int z = 0; z < chf.height; z++)
+            for (int x = 0; x < chf.width; x++) {
+                const rcCompactCell &c = chf.cells[x + z * chf.width];
+                for (int i = (int)c.index, ni = (int)(c.index + c.count); i < ni; i++) {
+                    cx[i] = x;
+                    cz[i] = z;
+                }
+            }
+        ok = rcErodeWalkableArea(ctx, radius, chf);
+    }
+    if (ok) {
+        // seen[j] == i marks span j visited by the search from eroded span i (no clearing needed).
+        for (int i = 0; i < n; i++) seen[i] = -1;
+        const int r2 = radius * radius;
+        for (int i = 0; i < n; i++) {
+            if (orig[i] == RC_NULL_AREA || chf.areas[i] != RC_NULL_AREA) continue;
+            int head = 0, tail = 0;
+            queue[tail++] = i;
+            seen[i] = i;
+            bool found = false;
+            while (head < tail && !found) {
+                int j = queue[head++];
+                const rcCompactSpan &s = chf.spans[j];
+                for (int dir = 0; dir < 4 && !found; dir++) {
+                    if (rcGetCon(s, dir) == RC_NOT_CONNECTED) continue;
+                    int nx = cx[j] + rcGetDirOffsetX(dir), nz = cz[j] + rcGetDirOffsetY(dir);
+                    int k = (int)chf.cells[nx + nz * chf.width].index + rcGetCon(s, dir);
+                    if (seen[k] == i || orig[k] == RC_NULL_AREA) continue;
+                    int dx = nx - cx[i], dz = nz - cz[i];
+                    if (dx * dx + dz * dz > r2) continue; // outside the disc: no path back in
+                    seen[k] = i;
+                    if (chf.areas[k] != RC_NULL_AREA && !(chf.areas[k] & 0x80u)) found = true; // a survivor within the radius
+                    else queue[tail++] = k;
+                }
+            }
+            // Marked for now (bit 7 is free: our areas are 1..32), so spans restored in this pass
+            // do not seed others.
+            if (found && !near_thin_barrier(chf, orig, cx, cz, i, radius, far, band))
+                chf.areas[i] = (unsigned char)(0x80u | orig[i]);
+        }
+        for (int i = 0; i < n; i++)
+            if (chf.areas[i] & 0x80u) chf.areas[i] = orig[i];
+    }
+    nm_free(orig);
+    nm_free(cx);
+    nm_free(cz);
+    nm_free(queue);
+    nm_free(seen);
+    return ok;
+}
+
 } // namespace
 
 extern "C" bool nm_rc_available(void) { return true; }
@@ -238,9 +298,12 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
 
         float bmin[3], bmax[3];
         rcCalcBounds(in->verts, (int)in->vert_count, bmin, bmax);
-        // Cell size: half the agent radius (so erosion by the radius is at least 2 cells), grown
-        // only when the grid would exceed max_cells.
-        double cs = p->cell_size > 0 ? p->cell_size : std::fmax(p->agent_radius / 2.0, 0.05);
+        // Cell size: a quarter of the agent radius, grown only when the grid would exceed
+        // max_cells. Recast's mesh edge lies up to one cell off the surface's edge (the ledge-span
+        // filter takes the partly covered ring off a ledge's top, contours move edges by up to
+        // max_error), and at half the radius (0.205 m) a ledge's top and its foot ended two
+        // planner cells (kCS = 1/3 m) apart: no hop between them. A quarter keeps them neighbours.
+        double cs = p->cell_size > 0 ? p->cell_size : std::fmax(p->agent_radius / 4.0, 0.05);
         double ch = p->cell_height > 0 ? p->cell_height : 0.1;
         // Span heights have 13 bits in Recast: a very tall zone gets a coarser cell height
         // rather than clipped spans.
@@ -278,8 +341,12 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
         if (!o.chf || !rcBuildCompactHeightfield(&ctx, walkable_height, walkable_climb, *o.hf, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: compact heightfield failed");
         rcFreeHeightField(o.hf); o.hf = nullptr;
-        if (walkable_radius > 0 && !rcErodeWalkableArea(&ctx, walkable_radius, *o.chf))
-            return fail(msg, msg_cap, NM_ERR_STATE, "recast: erosion failed");
+        // Barriers thinner than 2 m and rises up to kClimb keep Recast's eroded strip (see
+        // open_walkable_area): 2 m leaves at least 4 empty planner cells across the gap.
+        const int thin_far = (int)std::ceil(2.0 / cs);
+        const int band = (int)std::floor(NM_kClimb / ch + 1e-6);
+        if (!open_walkable_area(&ctx, walkable_radius, thin_far, band, *o.chf))
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: erosion failed (out of memory?)");
         if (!rcBuildDistanceField(&ctx, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "recast: distance field failed");
         if (!rcBuildRegions(&ctx, *o.chf, 0, min_region, merge_region))
@@ -294,43 +361,41 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
             return fail(msg, msg_cap, NM_ERR_STATE,
                         "recast: polygon mesh failed (more than 65535 vertices in one zone? split the level into zones)");
 
+        // Heights from Recast's detail mesh (Detour's own source of heights): the polygon
+        // interiors and edges are sampled from the compact heightfield every 6 cells and
+        // re-triangulated where the surface departs from the polygon's plane by more than one
+        // cell height. Planar polygons alone put a ramp-to-deck bend or rolling terrain metres off
+        // the surface. Vertices come per polygon (shared edges are sampled identically, so the
+        // weld joins them).
+        o.dmesh = rcAllocPolyMeshDetail();
+        if (!o.dmesh || !rcBuildPolyMeshDetail(&ctx, *o.pmesh, *o.chf, fcs * 6.0f, fch, *o.dmesh))
+            return fail(msg, msg_cap, NM_ERR_STATE, "recast: detail mesh failed");
         const rcPolyMesh &pm = *o.pmesh;
-        size_t ntri = 0; // an upper bound: ears never exceed n - 2 per polygon
-        for (int i = 0; i < pm.npolys; i++) {
-            const unsigned short *pv = pm.polys + (size_t)i * 2 * pm.nvp;
-            int n = 0;
-            while (n < pm.nvp && pv[n] != RC_MESH_NULL_IDX) n++;
-            if (n >= 3) ntri += (size_t)(n - 2);
-        }
-        out->verts = (float *)nm_malloc(sizeof(float) * 3 * (size_t)(pm.nverts ? pm.nverts : 1));
-        out->tris = (uint32_t *)nm_malloc(sizeof(uint32_t) * 3 * (ntri ? ntri : 1));
-        out->areas = (uint8_t *)nm_malloc(ntri ? ntri : 1);
+        const rcPolyMeshDetail &dm = *o.dmesh;
+        out->verts = (float *)nm_malloc(sizeof(float) * 3 * (size_t)(dm.nverts ? dm.nverts : 1));
+        out->tris = (uint32_t *)nm_malloc(sizeof(uint32_t) * 3 * (size_t)(dm.ntris ? dm.ntris : 1));
+        out->areas = (uint8_t *)nm_malloc(dm.ntris ? (size_t)dm.ntris : 1);
         if (!out->verts || !out->tris || !out->areas) {
             nm_rc_mesh_free(out);
             return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
         }
-        for (int i = 0; i < pm.nverts; i++) {
-            const unsigned short *v = pm.verts + 3 * (size_t)i;
-            out->verts[3 * i + 0] = pm.bmin[0] + v[0] * pm.cs;
-            out->verts[3 * i + 1] = pm.bmin[1] + v[1] * pm.ch;
-            out->verts[3 * i + 2] = pm.bmin[2] + v[2] * pm.cs;
+        // The detail vertices stand one cell height above the voxel tops (Recast's offset).
+        for (int i = 0; i < dm.nverts; i++) {
+            out->verts[3 * i + 0] = dm.verts[3 * i + 0];
+            out->verts[3 * i + 1] = dm.verts[3 * i + 1] - fch;
+            out->verts[3 * i + 2] = dm.verts[3 * i + 2];
         }
-        out->vert_count = (uint32_t)pm.nverts;
-        if (!snap_heights(in->verts, o.tris, o.areas, nt, out->verts, pm.nverts, fch, (float)(walkable_climb * ch))) {
+        out->vert_count = (uint32_t)dm.nverts;
+        if (!snap_heights(in->verts, o.tris, o.areas, nt, out->verts, dm.nverts, fch, (float)(walkable_climb * ch))) {
             nm_rc_mesh_free(out);
             return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
         }
         size_t t = 0;
-        for (int i = 0; i < pm.npolys; i++) {
-            const unsigned short *pv = pm.polys + (size_t)i * 2 * pm.nvp;
-            int n = 0;
-            while (n < pm.nvp && pv[n] != RC_MESH_NULL_IDX) n++;
-            unsigned short ring[RC_VERTS_PER_POLYGON_MAX];
-            for (int k = 0; k < n; k++) ring[k] = pv[k];
-            unsigned short tri[RC_VERTS_PER_POLYGON_MAX - 2][3];
-            int nt_poly = triangulate_convex(pm.verts, ring, n, tri);
-            for (int k = 0; k < nt_poly; k++, t++) {
-                for (int c = 0; c < 3; c++) out->tris[3 * t + c] = tri[k][c];
+        for (int i = 0; i < dm.nmeshes && i < pm.npolys; i++) {
+            const unsigned int *sm = dm.meshes + 4 * (size_t)i;
+            for (unsigned int k = 0; k < sm[3]; k++, t++) {
+                const unsigned char *dt = dm.tris + 4 * (size_t)(sm[2] + k);
+                for (int c = 0; c < 3; c++) out->tris[3 * t + c] = sm[0] + dt[c];
                 out->areas[t] = (uint8_t)(pm.areas[i] - 1);
             }
         }

@@ -1,5 +1,5 @@
 /* recast_shim.h — C API over Recast (Debian librecast-dev) for navbake: raw level triangles in,
- * the walkable polygon mesh fanned into triangles out, the way a game's navmesh exporter builds
+ * the walkable polygon mesh's detail triangles out, the way a game's navmesh exporter builds
  * it (agent height / radius / climb / slope, one area id per triangle).
  *
  * Units: world metres, +Y up, Recast's winding convention (a triangle is walkable when the y of
@@ -22,7 +22,7 @@ typedef struct nm_rc_params {
     double agent_radius;   /* m [Limit: >= 0] */
     double agent_climb;    /* m [Limit: >= 0] */
     double slope_deg;      /* degrees [Limit: 0..90) */
-    double cell_size;      /* horizontal voxel, m; 0 = agent_radius / 2 (at least 0.05 m) */
+    double cell_size;      /* horizontal voxel, m; 0 = agent_radius / 4 (at least 0.05 m) */
     double cell_height;    /* vertical voxel, m; 0 = 0.1 m (coarser when the zone is over 800 cells tall) */
     uint32_t max_cells;    /* grid width * height cap; the cell size grows to fit; 0 = 2^24 */
 } nm_rc_params;
@@ -35,7 +35,8 @@ typedef struct nm_rc_input {
     uint32_t tri_count;
 } nm_rc_input;
 
-/* The walkable mesh: polygons fanned (v0, vi, vi+1), vertices shared between polygons. */
+/* The walkable mesh: the detail triangles of every polygon, vertices per polygon (the ones on a
+ * shared edge are identical floats, which the weld joins). */
 typedef struct nm_rc_mesh {
     float *verts;           /* x, y, z per vertex, m (allocated with nm_malloc) */
     uint32_t vert_count;

@@ -1,0 +1,223 @@
+/* test_plan_recast.c — scenes baked through navbake's DEFAULT path (Recast builds the walkable
+ * mesh, no --walkable-as-is), the way a user's level is baked (issue 12). Each fact is the one
+ * resources/scenes/README.md states for the scene; every route passes pu_check_route. The ledge
+ * drops, the platform drop and the doorways failed on the bake that eroded the walkable area by
+ * the agent radius (before it was opened); railing / slab, bridge and solids guard what must not
+ * change (they pass on both). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planutil.h"
+
+#define NEED_TOOLS()                                                         \
+    do {                                                                     \
+        if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built"); \
+    } while (0)
+
+static void expect_ok(pu_world *W, double sx, double sy, double gx, double gy, nm_route_result *r,
+                      const char *what)
+{
+    pu_plan(W, sx, sy, gx, gy, r);
+    pu_check_route(r, what);
+}
+
+/* Open edge and lip: one drop straight down (Recast's erosion used to take the take-off row and
+ * the landing row apart, so these walked down the stairs, ~39 px); the way back up is the stairs. */
+Test(plan_recast, ledges_open_and_lip_drop_directly)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "ledges", 0);
+    nm_route_result r;
+    const double xs[2] = {10, 50}, y0s[2] = {20, 60};
+    for (int row = 0; row < 2; row++)
+        for (int k = 0; k < 2; k++) {
+            double x = xs[k] + 5, y0 = y0s[row];
+            char what[96];
+            snprintf(what, sizeof what, "%s at x %.0f, y %.0f down", k ? "lip" : "open", xs[k], y0);
+            expect_ok(&W, x, y0 + 5, x, y0 - 3, &r, what);
+            double down = r.length;
+            if (r.ok) {
+                cr_expect_lt(r.length, 10 * W.scale, "%s: drops directly (%.2f px)", what, r.length);
+                cr_expect_eq(r.ndrops, 1u, "%s: one drop", what);
+            }
+            nm_route_result_free(&r);
+            snprintf(what, sizeof what, "%s at x %.0f, y %.0f up", k ? "lip" : "open", xs[k], y0);
+            expect_ok(&W, x, y0 - 3, x, y0 + 5, &r, what);
+            if (r.ok)
+                cr_expect_gt(r.length, down + 10 * W.scale, "%s: one way, up by the stairs (%.2f vs %.2f px)", what,
+                             r.length, down);
+            nm_route_result_free(&r);
+        }
+    pu_close(&W);
+}
+
+/* Railing and slab: the fall gate (occluder) still blocks the front edge and the flush side
+ * railings; a drop, if any, is off a stair's open side (landing south of the platform). */
+Test(plan_recast, ledges_railing_and_slab_still_blocked)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "ledges", 0);
+    nm_route_result r;
+    const double xs[2] = {30, 70}, y0s[2] = {20, 60};
+    for (int row = 0; row < 2; row++)
+        for (int k = 0; k < 2; k++) {
+            double x = xs[k] + 5, y0 = y0s[row];
+            char what[96];
+            snprintf(what, sizeof what, "%s at x %.0f, y %.0f down", k ? "slab" : "railing", xs[k], y0);
+            expect_ok(&W, x, y0 + 5, x, y0 - 3, &r, what);
+            if (r.ok) {
+                cr_expect_gt(r.length, 20 * W.scale, "%s: goes down the stairs (%.2f px)", what, r.length);
+                for (uint32_t i = 0; i < r.ndrops; i++) {
+                    const double *at = &r.xy[2 * (size_t)r.drops[i].index];
+                    cr_expect_gt(at[1], (y0 + 10) * W.scale, "%s: drop %u lands at (%.3f, %.3f) px, beside the "
+                                 "platform, not south of it off a stair", what, i, at[0], at[1]);
+                }
+            }
+            nm_route_result_free(&r);
+        }
+    pu_close(&W);
+}
+
+/* A 5 m platform with no stairs: left by a drop (a ledge hop between regions) over an open
+ * edge, never over the railed north edge; no way up. */
+Test(plan_recast, platform_without_stairs_is_left_by_a_drop)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "platform_drop", 0);
+    nm_route_result r;
+    expect_ok(&W, 20, 30, 20, 52, &r, "platform down to the south");
+    if (r.ok) {
+        cr_expect(r.ndrops > 0 || r.hop_index != UINT32_MAX, "the route drops off the platform");
+        cr_expect_lt(r.length, 25 * W.scale, "straight off the south edge (%.2f px)", r.length);
+    }
+    nm_route_result_free(&r);
+    expect_ok(&W, 20, 30, 20, 8, &r, "platform down to the north (railed)");
+    if (r.ok) {
+        cr_expect(r.ndrops > 0 || r.hop_index != UINT32_MAX, "the route drops off the platform");
+        /* the landing of the hop (or of the first drop) lies beside the platform, not north of
+         * the railed edge (y 25 m) */
+        uint32_t land = r.hop_index != UINT32_MAX ? r.hop_index : r.ndrops ? r.drops[0].index : 0;
+        cr_expect_gt(r.xy[2 * (size_t)land + 1] / W.scale, 25.0, "not over the railed north edge (landing y %.2f m)",
+                     r.xy[2 * (size_t)land + 1] / W.scale);
+    }
+    nm_route_result_free(&r);
+    nm_route_request q = pu_req(&W, 20, 52, 20, 30);
+    q.goal_deck_y = 5.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect(!r.ok, "no way up onto the platform: got %u points, %.2f px", r.npoints, r.length);
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
+
+/* Doorways in 0.3 m walls, each lane with a long way round by the wall's east end: the 2 m and
+ * 1.5 m doors are walked straight through (10 m); the 0.5 m slot, narrower than the agent
+ * (2 x 0.41 m), is not: that route goes round. */
+Test(plan_recast, doorways_open_slot_closed)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "doorways", 0);
+    nm_route_result r;
+    const double xs[2] = {10, 30};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s door at x %.0f", k ? "1.5 m" : "2 m", xs[k]);
+        expect_ok(&W, xs[k], 15, xs[k], 25, &r, what);
+        if (r.ok) cr_expect_lt(r.length, 11 * W.scale, "%s: straight through (%.2f px)", what, r.length);
+        nm_route_result_free(&r);
+    }
+    expect_ok(&W, 50, 15, 50, 25, &r, "0.5 m slot");
+    if (r.ok) {
+        cr_expect_gt(r.length, 15 * W.scale, "0.5 m slot: closed, the route goes round (%.2f px)", r.length);
+        cr_expect_gt(pu_max_x(&W, &r), 55.5, "0.5 m slot: round by the wall's east end (max x %.2f m)",
+                     pu_max_x(&W, &r));
+    }
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
+
+/* A 30 m deck 5 m up (railings, pillars) reached by a 15 m ramp at each end: walking along the
+ * whole deck stays on it, and each ramp leads onto the deck without a drop or a detour. */
+Test(plan_recast, bridge_deck_continuous_from_ramp_to_ramp)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "bridge_ramps", 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 30, 21, 30, 49);
+    q.start_deck_y = 5.0f;
+    q.goal_deck_y = 5.0f;
+    pu_plan_q(&W, &q, &r);
+    pu_check_route(&r, "along the whole deck");
+    if (r.ok) {
+        cr_expect_gt(pu_min_h(&r), 4.5f, "along the deck: never off it (min %.2f m)", (double)pu_min_h(&r));
+        cr_expect_lt(r.length, 30.8 * W.scale, "along the deck: straight (1.1 x 28 m) (%.2f px)", r.length);
+    }
+    nm_route_result_free(&r);
+    const double from[2] = {10, 60}, to[2] = {30, 40};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s ramp onto the deck", k ? "north" : "south");
+        q = pu_req(&W, 30, from[k], 30, to[k]);
+        q.start_deck_y = (float)(5.0 * 5.0 / 15.0); /* 5 m along the ramp */
+        q.goal_deck_y = 5.0f;
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        if (r.ok) {
+            cr_expect_eq(r.ndrops, 0u, "%s: no drop", what);
+            cr_expect_lt(r.length, 21 * W.scale, "%s: straight up the ramp (%.2f px)", what, r.length);
+            cr_expect_gt(r.heights[r.npoints - 1], 4.5f, "%s: ends on the deck", what);
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}
+
+/* Does the route pass within the rectangle [x0, x1] x [y0, y1] (m)? Sampled every 0.05 px. */
+static bool route_enters(const pu_world *W, const nm_route_result *r, double x0, double y0, double x1, double y1)
+{
+    for (uint32_t k = 0; k + 1 < r->npoints; k++) {
+        const double *a = &r->xy[2 * (size_t)k], *b = &r->xy[2 * (size_t)k + 2];
+        int n = (int)(hypot(b[0] - a[0], b[1] - a[1]) / 0.05) + 1;
+        for (int i = 0; i <= n; i++) {
+            double x = (a[0] + (b[0] - a[0]) * i / n) / W->scale, y = (a[1] + (b[1] - a[1]) * i / n) / W->scale;
+            if (x > x0 && x < x1 && y > y0 && y < y1) return true;
+        }
+    }
+    return false;
+}
+
+/* A closed solid block and a platform (solid body, walkable top), both 4 m tall over ground that
+ * runs on under them (the OBJ's terrain is not cut): Recast sees floor with 4 m of headroom
+ * inside both. Walking past either on the ground goes round it, never through its inside. */
+Test(plan_recast, no_route_through_solids)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "solids", 0);
+    nm_route_result r;
+    const double ys[2] = {15, 35};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "past the %s", k ? "platform" : "block");
+        nm_route_request q = pu_req(&W, 15, ys[k], 35, ys[k]);
+        q.start_deck_y = 0.0f;
+        q.goal_deck_y = 0.0f;
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        if (r.ok) {
+            cr_expect_gt(r.length, 21.5 * W.scale, "%s: round it (%.2f px)", what, r.length);
+            cr_expect(!route_enters(&W, &r, 20.2, ys[k] - 4.8, 29.8, ys[k] + 4.8), "%s: not through its inside",
+                      what);
+            cr_expect_lt(pu_max_h(&r), 0.5f, "%s: on the ground (max %.2f m)", what, (double)pu_max_h(&r));
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# audit_levels.sh — figures for issue 12: bakes every shared level (../shared/data/levels) the
+# default way (Recast, no --walkable-as-is), then runs navaudit (ours against Detour, audit of
+# every ok route) on random legs, and prints one table row per level: legs planned, ours ok,
+# Detour complete, disagreements by class, audit failures, bake time and peak memory (GNU time).
+#
+#   bash tools/audit_levels.sh [LEGS] [SEED]        # defaults 60 legs, seed 1; build/ must exist
+#
+# Env: NM_SHARED_DATA (default ../shared/data), NM_AUDIT_OUT (default out/audit_levels).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+legs=${1:-60}
+seed=${2:-1}
+data=${NM_SHARED_DATA:-../shared/data}
+out=${NM_AUDIT_OUT:-out/audit_levels}
+bake=build/tools/navbake/navbake
+audit=build/tools/navaudit/navaudit
+[ -x "$bake" ] && [ -x "$audit" ] || { echo "audit_levels: build first (ninja -C build)" >&2; exit 1; }
+[ -d "$data/levels" ] || { echo "audit_levels: no $data/levels" >&2; exit 1; }
+mkdir -p "$out"
+# level folder, OBJ name, scale (sauer-pandora is in Cube 2 units: see its SOURCE.txt)
+levels="recast-navtest:nav_test.obj:1
+godot-navlevel:level_mesh.obj:1
+recast-dungeon:dungeon.obj:1
+recast-undulating:undulating.obj:1
+dotrecast-house:house.obj:1
+navcat-bridges:bridges.obj:1
+sauer-pandora:pandora.obj:0.12"
+printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | ours fails | ours longer | ours only | other layer | no poly | audit failures | bake s | bake peak MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+while IFS=: read -r name obj scale; do
+  dir="$out/$name"
+  mkdir -p "$dir"
+  /usr/bin/time -v -o "$dir/time.txt" "$bake" --obj "$data/levels/$name/$obj" --scale "$scale" --out "$dir" --quiet \
+    > "$dir/bake.log" 2>&1 || { echo "| $name | bake failed: $(tail -1 "$dir/bake.log") |"; continue; }
+  secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$dir/time.txt")
+  kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
+  zone=${obj%.obj}
+  "$audit" --obj "$data/levels/$name/$obj" --scale "$scale" --pack "$dir/base.nav.gz" --zone "$zone" \
+    --random "$legs" --seed "$seed" --report > "$dir/audit.txt" 2> "$dir/audit.err" || {
+    echo "| $name | audit failed: $(tail -1 "$dir/audit.err") |"; continue; }
+  python3 - "$dir/audit.txt" "$name" "$secs" "$kb" <<'PY'
+import json, sys
+rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+c = rep["classes"]
+print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
+    sys.argv[2], rep["legs"], rep["ours_ok"], rep["detour_complete"], c["agree"], c["narrow"],
+    c["ours_drop_or_link"], c["ours_fails"], c["ours_longer"], c["ours_only"], c["other_layer"],
+    c["no_poly"], rep["audit_failures"], float(sys.argv[3]), int(sys.argv[4]) / 1024.0))
+PY
+done <<< "$levels"
+echo "(per-leg disagreements: $out/LEVEL/audit.txt)"

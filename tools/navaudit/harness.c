@@ -1,0 +1,294 @@
+/* harness.c — ours against Detour (harness.h). */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const char *nm_cmp_class_name(nm_cmp_class c)
+{
+    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",      "ours_drop_or_link", "ours_fails",
+                                                "ours_longer", "ours_only",  "other_layer",       "no_poly"};
+    return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
+}
+
+bool nm_cmp_class_explained(nm_cmp_class c)
+{
+    return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_NO_POLY;
+}
+
+static bool match_any(char **pats, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (nm_bake_pattern_match(pats[i], name)) return true;
+    return false;
+}
+
+/* The Recast input navbake builds for the zone (bake.c walkable_recast): the zone's groups except
+ * collision_only ones, obstacles solid, world metres. */
+static int recast_input(const nm_obj *obj, const nm_bake_config *cfg, double scale, int czi, float **pos,
+                        uint32_t **tris, uint8_t **areas, uint32_t *nt, nm_error *err)
+{
+    uint32_t g = obj->group_count;
+    uint8_t *role = nm_calloc(g ? g : 1, 1), *area = nm_calloc(g ? g : 1, 1);
+    *pos = nm_malloc(sizeof(float) * 3 * (size_t)(obj->vert_count ? obj->vert_count : 1));
+    *tris = nm_malloc(sizeof(uint32_t) * 3 * (size_t)(obj->tri_count ? obj->tri_count : 1));
+    *areas = nm_malloc(obj->tri_count ? obj->tri_count : 1);
+    if (!role || !area || !*pos || !*tris || !*areas) {
+        nm_free(role);
+        nm_free(area);
+        return nm_fail(err, NM_ERR_NOMEM, "harness: out of memory");
+    }
+    for (uint32_t i = 0; i < g; i++) {
+        const char *name = obj->groups[i];
+        bool claimed = false, mine = false;
+        for (uint32_t z = 0; z < cfg->zone_count; z++)
+            if (cfg->zones[z].groups_given && match_any(cfg->zones[z].groups, cfg->zones[z].group_count, name)) {
+                claimed = true;
+                mine |= (int)z == czi;
+            }
+        bool take = claimed ? mine : !cfg->zones[czi].groups_given;
+        role[i] = !take ? 0 : match_any(cfg->collision_only, cfg->collision_count, name) ? 0
+                            : match_any(cfg->obstacles, cfg->obstacle_count, name)      ? 2
+                                                                                        : 1;
+        for (uint32_t a = 0; a < cfg->area_count; a++)
+            if (nm_bake_pattern_match(cfg->areas[a].pattern, name)) {
+                area[i] = cfg->areas[a].area;
+                break;
+            }
+    }
+    for (size_t i = 0; i < 3 * (size_t)obj->vert_count; i++) (*pos)[i] = (float)(obj->pos[i] * scale);
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < obj->tri_count; t++) {
+        uint32_t gr = obj->tri_group[t];
+        if (!role[gr]) continue;
+        memcpy(*tris + 3 * (size_t)k, obj->tris + 3 * (size_t)t, 3 * sizeof(uint32_t));
+        (*areas)[k++] = role[gr] == 2 ? NM_RC_OBSTACLE : area[gr];
+    }
+    *nt = k;
+    nm_free(role);
+    nm_free(area);
+    return NM_OK;
+}
+
+void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap,
+                     "%s: (%.2f, %.2f, %.2f) m = (%.2f, %.2f) px -> (%.2f, %.2f, %.2f) m = (%.2f, %.2f) px; ours %s",
+                     nm_cmp_class_name(l->cls), l->s[0], l->s[1], l->s[2], l->su, l->sv, l->g[0], l->g[1], l->g[2],
+                     l->gu, l->gv, l->ours_ok ? "ok" : "failed");
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok)
+        n += snprintf(buf + n, cap - (size_t)n, " %.2f m (%u drops%s, ends at %.2f m)", l->ours_len, l->ours_drops,
+                      l->ours_link ? ", link" : "", l->ours_end_h);
+    else
+        n += snprintf(buf + n, cap - (size_t)n, " (%s)", l->ours_error);
+    if (n < 0 || (size_t)n >= cap) return;
+    static const char *dts[] = {"complete", "partial", "no start polygon", "no goal polygon", "failed"};
+    n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->dt_status <= NM_DT_PARTIAL)
+        n += snprintf(buf + n, cap - (size_t)n, " %.2f m%s", l->dt_len, l->dt_link ? " (link)" : "");
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->width_m > 0)
+        n += snprintf(buf + n, cap - (size_t)n, "; narrowest %.2f m wide at (%.2f, %.2f) m", l->width_m, l->wx, l->wz);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok && l->audit.kind != NM_AUDIT_OK) snprintf(buf + n, cap - (size_t)n, "; AUDIT %s", l->audit.msg);
+}
+
+int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum, nm_error *err)
+{
+    *legs_out = NULL;
+    memset(sum, 0, sizeof *sum);
+    nm_bake_config defcfg;
+    const nm_bake_config *cfg = o->cfg;
+    if (!cfg) {
+        int rc = nm_bake_config_default(o->zone, &defcfg, err);
+        if (rc) return rc;
+        cfg = &defcfg;
+    }
+    int rc = NM_OK;
+    nm_pack pack = {0};
+    bool pack_loaded = false, engine_open = false;
+    nm_route_engine e;
+    nm_audit_level *lv = NULL;
+    nm_dt_oracle *dt = NULL;
+    float *pos = NULL;
+    uint32_t *tris = NULL, nt = 0;
+    uint8_t *areas = NULL;
+    nm_dt_link *links = NULL;
+    nm_cmp_leg *legs = NULL;
+    int czi = -1;
+    for (uint32_t z = 0; z < cfg->zone_count; z++)
+        if (!strcmp(cfg->zones[z].name, o->zone)) czi = (int)z;
+    if (czi < 0) {
+        rc = nm_fail(err, NM_ERR_ARG, "harness: zone '%s' not in the zone config", o->zone);
+        goto done;
+    }
+    nm_pack_load_opts lo = {0};
+    lo.workers = o->workers;
+    rc = nm_pack_load(o->pack_path, &lo, &pack, err);
+    if (rc) goto done;
+    pack_loaded = true;
+    rc = nm_audit_level_build(o->obj, cfg, o->scale, &pack, o->zone, &lv, err);
+    if (rc) goto done;
+    rc = recast_input(o->obj, cfg, o->scale > 0 ? o->scale : 1, czi, &pos, &tris, &areas, &nt, err);
+    if (rc) goto done;
+    uint32_t nl = 0;
+    links = nm_calloc(cfg->offmesh_count ? cfg->offmesh_count : 1, sizeof *links);
+    if (!links) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "harness: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < cfg->offmesh_count; i++) {
+        const nm_bake_offmesh *l = &cfg->offmesh[i];
+        if ((int)l->zone != czi) continue;
+        for (int k = 0; k < 3; k++) links[nl].a[k] = (float)l->from[k], links[nl].b[k] = (float)l->to[k];
+        links[nl].radius = l->radius;
+        links[nl].bidirectional = l->bidirectional;
+        nl++;
+    }
+    const nm_bake_agent *ag = &cfg->agent;
+    nm_rc_params rp = {.agent_height = ag->height, .agent_radius = ag->radius, .agent_climb = ag->climb,
+                       .slope_deg = ag->slope_deg};
+    nm_rc_input in = {pos, o->obj->vert_count, tris, areas, nt};
+    char msg[256] = "";
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = nm_dt_build(&in, &rp, links, nl, NM_kWalkableFlags, &dt, msg, sizeof msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc) {
+        rc = nm_fail(err, rc, "%s", msg);
+        goto done;
+    }
+    sum->dt_build_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    sum->dt_polys = nm_dt_poly_count(dt);
+    rc = nm_route_engine_open(&e, &pack, o->pack_path, NULL, o->workers, err);
+    if (rc) goto done;
+    engine_open = true;
+    legs = nm_calloc(o->legs ? o->legs : 1, sizeof *legs);
+    if (!legs) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "harness: out of memory");
+        goto done;
+    }
+    double ppm = nm_audit_px_per_m(lv), cell_m = NM_kCS / ppm;
+    nm_audit_params ap = nm_audit_params_default(ag, ppm);
+    uint64_t rng = o->seed ? o->seed : 1;
+    for (uint32_t i = 0; i < o->legs; i++) {
+        nm_cmp_leg *L = &legs[i];
+        float s[3], g[3];
+        if (o->given) {
+            /* px and height; no height: the highest walkable surface there */
+            float *ends[2] = {s, g};
+            for (int e2 = 0; e2 < 2; e2++) {
+                const double *gv = o->given + 6 * (size_t)i + 3 * e2;
+                double x, z, hs[16];
+                nm_audit_px_to_world(lv, gv[0], gv[1], &x, &z);
+                double h = gv[2];
+                if (isnan(h)) {
+                    uint32_t n = nm_audit_surfaces(lv, x, z, ap.reach, 1e9, hs, 16);
+                    h = n ? hs[0] : 0;
+                }
+                ends[e2][0] = (float)x, ends[e2][1] = (float)h, ends[e2][2] = (float)z;
+            }
+        } else if (!nm_dt_random_point(dt, &rng, s) || !nm_dt_random_point(dt, &rng, g)) {
+            rc = nm_fail(err, NM_ERR_ARG, "harness: Detour's mesh of zone '%s' is empty", o->zone);
+            goto done;
+        }
+        for (int k = 0; k < 3; k++) L->s[k] = s[k], L->g[k] = g[k];
+        nm_audit_world_to_px(lv, s[0], s[2], &L->su, &L->sv);
+        nm_audit_world_to_px(lv, g[0], g[2], &L->gu, &L->gv);
+        /* ours */
+        nm_route_request q = nm_route_request_defaults(o->zone, L->su, L->sv, L->gu, L->gv);
+        /* the sampled surfaces are known: declare them (a host that knows its deck does) */
+        q.start_floor_y = q.start_deck_y = s[1];
+        q.goal_floor_y = q.goal_deck_y = g[1];
+        nm_route_result r;
+        nm_error perr = {0};
+        int prc = nm_route_plan(&e, &q, &r, &perr);
+        if (prc == NM_ERR_NOMEM) {
+            rc = nm_fail(err, prc, "%s", perr.msg);
+            goto done;
+        }
+        if (prc) snprintf(r.error, sizeof r.error, "%s", perr.msg);
+        L->ours_ok = r.ok;
+        if (!r.ok) snprintf(L->ours_error, sizeof L->ours_error, "%s", r.error);
+        L->ours_len = r.length / ppm;
+        L->ours_drops = r.ndrops;
+        L->ours_end_h = r.ok && r.heights && r.npoints ? r.heights[r.npoints - 1] : NAN;
+        if (r.ok) {
+            rc = nm_audit_result(lv, &r, &ap, &L->audit);
+            if (rc) {
+                nm_route_result_free(&r);
+                rc = nm_fail(err, rc, "harness: out of memory");
+                goto done;
+            }
+            L->ours_link = L->audit.links_skipped > 0;
+            sum->audited++;
+            sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
+            sum->ours_ok++;
+        }
+        double h_start = r.ok && r.heights && r.npoints ? r.heights[0] : NAN;
+        nm_route_result_free(&r);
+        /* Detour */
+        nm_dt_path dp;
+        rc = nm_dt_find_path(dt, s, g, &dp);
+        if (rc) {
+            rc = nm_fail(err, rc, "harness: Detour query failed");
+            goto done;
+        }
+        L->dt_status = dp.status;
+        L->dt_len = dp.length;
+        L->dt_link = dp.uses_link;
+        sum->dt_complete += dp.status == NM_DT_COMPLETE;
+        /* classify */
+        if (dp.status == NM_DT_NO_START || dp.status == NM_DT_NO_GOAL || dp.status == NM_DT_FAILED) {
+            L->cls = NM_CMP_NO_POLY;
+        } else if (dp.status == NM_DT_COMPLETE) {
+            bool longer = L->ours_ok && L->ours_len > NM_CMP_kLengthRatio * dp.length + NM_CMP_kLengthSlack;
+            bool layer = L->ours_ok && ((!isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5) ||
+                                        (!isnan(h_start) && fabs(h_start - s[1]) > ap.h_tol + 0.5));
+            if (L->ours_ok && !longer && !layer) L->cls = NM_CMP_AGREE;
+            else if (layer) L->cls = NM_CMP_OTHER_LAYER;
+            else {
+                float at[3] = {0, 0, 0};
+                double d = nm_dt_min_wall_distance(dt, &dp, at);
+                if (d >= 0) {
+                    L->width_m = 2.0 * (d + ag->radius);
+                    L->wx = at[0], L->wz = at[2];
+                }
+                /* our grid needs the eroded corridor (Detour's mesh, 2 d wide) to hold a chain
+                 * of cell centres: two cells across */
+                if (d >= 0 && 2.0 * d < 2.0 * cell_m) L->cls = NM_CMP_NARROW;
+                else L->cls = L->ours_ok ? NM_CMP_OURS_LONGER : NM_CMP_OURS_FAILS;
+            }
+        } else { /* partial */
+            if (!L->ours_ok) L->cls = NM_CMP_AGREE;
+            else {
+                bool layer = !isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5;
+                if (layer) L->cls = NM_CMP_OTHER_LAYER;
+                else if ((L->ours_drops > 0 || L->ours_link) && L->audit.kind == NM_AUDIT_OK) L->cls = NM_CMP_OURS_DROP;
+                else L->cls = NM_CMP_OURS_ONLY;
+            }
+        }
+        nm_dt_path_free(&dp);
+        sum->by_class[L->cls]++;
+        sum->unexplained += !nm_cmp_class_explained(L->cls);
+        sum->legs++;
+    }
+    *legs_out = legs;
+    legs = NULL;
+done:
+    nm_free(legs);
+    if (engine_open) nm_route_engine_close(&e);
+    nm_dt_free(dt);
+    nm_audit_level_free(lv);
+    nm_free(pos);
+    nm_free(tris);
+    nm_free(areas);
+    nm_free(links);
+    if (pack_loaded) nm_pack_free(&pack);
+    if (!o->cfg) nm_bake_config_free(&defcfg);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* harness.h — ours against Detour on random legs of one zone (issue 12 part 2), with the audit of
+ * every route ours returns. Legs join area-weighted random points of Detour's walkable polygons
+ * (the same surfaces ours bakes; fixed xorshift seed). Each leg is planned by the route engine on
+ * the pack (start / goal floor heights = the sampled points' heights) and by Detour, then
+ * classified (nm_cmp_class). Nothing here prints: the caller prints the legs.
+ *
+ * Units: world metres unless a name says px. */
+#ifndef NM_TOOLS_HARNESS_H
+#define NM_TOOLS_HARNESS_H
+
+#include "audit.h"
+#include "detour_oracle.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum nm_cmp_class {
+    NM_CMP_AGREE = 0,        /* both succeed (ours within the length bound) or neither does */
+    NM_CMP_NARROW,           /* explained: Detour completes, ours fails or is longer, and Detour's
+                                path passes a place narrower than our grid resolves (width_m) */
+    NM_CMP_OURS_DROP,        /* explained: ours succeeds with a drop or link, Detour does not */
+    NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
+    NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length */
+    NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without a drop or link, Detour does not */
+    NM_CMP_OTHER_LAYER,      /* unexplained: ours ends (or starts) on another surface than asked */
+    NM_CMP_NO_POLY,          /* not compared: Detour places no polygon at an end */
+    NM_CMP_CLASS_COUNT
+} nm_cmp_class;
+const char *nm_cmp_class_name(nm_cmp_class c);
+bool nm_cmp_class_explained(nm_cmp_class c);
+
+#define NM_CMP_kLengthRatio 1.25
+#define NM_CMP_kLengthSlack 0.5   /* m added to the bound: endpoint snapping on both sides */
+
+typedef struct nm_cmp_leg {
+    double s[3], g[3];        /* sampled ends, world m */
+    double su, sv, gu, gv;    /* the same, px */
+    bool ours_ok;
+    char ours_error[512];
+    double ours_len;          /* m */
+    uint32_t ours_drops;
+    bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
+    double ours_end_h;        /* height of ours' last point */
+    nm_dt_status dt_status;
+    double dt_len;            /* m */
+    bool dt_link;
+    nm_cmp_class cls;
+    double width_m;           /* NARROW / OURS_FAILS: free width at Detour's narrowest place */
+    double wx, wz;            /* where */
+    nm_audit_report audit;    /* ours ok: the audit (kind OK = passed) */
+} nm_cmp_leg;
+
+typedef struct nm_cmp_opts {
+    const nm_obj *obj;
+    const nm_bake_config *cfg; /* NULL = defaults */
+    double scale;
+    const char *pack_path;
+    const char *zone;
+    uint32_t legs;
+    uint64_t seed;
+    int workers;
+    /* legs given instead of random ones: 6 doubles each, start u, v px, height m, goal u, v, height
+     * (NAN height: the highest walkable surface there); NULL = random legs */
+    const double *given;
+} nm_cmp_opts;
+
+typedef struct nm_cmp_summary {
+    uint32_t legs, ours_ok, dt_complete, audited, audit_failures;
+    uint32_t by_class[NM_CMP_CLASS_COUNT];
+    uint32_t unexplained;
+    uint32_t dt_polys;
+    double dt_build_s;
+} nm_cmp_summary;
+
+/* Runs the comparison; *legs (nm_free) gets one record per leg. */
+int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs, nm_cmp_summary *sum, nm_error *err);
+/* One line describing a leg (for reports). */
+void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
