@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -210,22 +211,19 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
         cp.cs = pm.cs;
         cp.ch = pm.ch;
         cp.buildBvTree = true;
+        std::unique_ptr<nm_dt_oracle> d(new nm_dt_oracle());
         unsigned char *data = nullptr;
         int size = 0;
         if (!dtCreateNavMeshData(&cp, &data, &size)) return fail(msg, msg_cap, NM_ERR_STATE, "detour: dtCreateNavMeshData failed");
-        nm_dt_oracle *d = new nm_dt_oracle();
         d->cs = cs;
         d->radius = p->agent_radius;
         d->nav = dtAllocNavMesh();
         if (!d->nav || dtStatusFailed(d->nav->init(data, size, DT_TILE_FREE_DATA))) {
-            if (d->nav) dtFree(data); // init failed: the data is still ours
-            else dtFree(data);
-            delete d;
+            dtFree(data); // not taken by the navmesh
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: navmesh init failed");
         }
         d->query = dtAllocNavMeshQuery();
         if (!d->query || dtStatusFailed(d->query->init(d->nav, 65535))) {
-            delete d;
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: query init failed");
         }
         d->filter.setIncludeFlags(kFlagWalk);
@@ -255,7 +253,7 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
                 }
             }
         }
-        *out = d;
+        *out = d.release();
         return NM_OK;
     } catch (const std::bad_alloc &) {
         return fail(msg, msg_cap, NM_ERR_NOMEM, "detour: out of memory");
