@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -158,3 +159,44 @@ Test(audit_levels, sauer_pandora, .timeout = 300) { run_case("sauer-pandora"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }
 Test(audit_levels, demo_town, .timeout = 300) { run_case("demo-town"); }
+
+/* The command: a legs file (px, with and without heights) on a bundled level, --report's JSON,
+ * exit codes. */
+Test(audit_levels, navaudit_command, .timeout = 300)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    char dir[256], obj[1200], tool[600], cmd[4096], legs[400], out[400];
+    lu_mkdtemp(dir, sizeof dir);
+    snprintf(obj, sizeof obj, "%s/resources/levels/godot-navlevel/level_mesh.obj", lu_env("NM_SOURCE_ROOT", "."));
+    lu_navbake(obj, NULL, dir, NULL);
+    lu_tool(tool, sizeof tool, "navaudit");
+    snprintf(legs, sizeof legs, "%s/legs.txt", dir);
+    FILE *f = fopen(legs, "w");
+    cr_assert_not_null(f);
+    /* two legs of the Godot level: on the ground with heights (px, m), on the raised walkway
+     * without (the highest surface there) */
+    fprintf(f, "# sx sy [sh] gx gy [gh]\n0.62 -2.26 0.10 0.98 -1.60 0.10\n4.38 0.22 4.25 -1.75\n");
+    fclose(f);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s' --pack '%s/base.nav.gz' --zone level_mesh --legs '%s' --report --all > '%s'",
+             tool, obj, dir, legs, out);
+    lu_run(cmd);
+    f = fopen(out, "r");
+    cr_assert_not_null(f);
+    char line[4096], last[4096] = "";
+    unsigned nleg = 0;
+    while (fgets(line, sizeof line, f)) {
+        nleg += strncmp(line, "leg ", 4) == 0;
+        snprintf(last, sizeof last, "%s", line);
+    }
+    fclose(f);
+    cr_assert_eq(nleg, 2, "--all prints every leg");
+    cr_assert_not_null(strstr(last, "\"legs\":2"), "%s", last);
+    cr_assert_not_null(strstr(last, "\"ours_ok\":2,\"detour_complete\":2,\"audited\":2,\"audit_failures\":0"), "%s", last);
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s' --zone level_mesh --random 3 > /dev/null 2>&1", tool, obj);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 2, "no --pack: usage");
+    snprintf(cmd, sizeof cmd, "'%s' --obj '%s/none.obj' --pack '%s/base.nav.gz' --zone level_mesh --random 3 > /dev/null 2>&1",
+             tool, dir, dir);
+    cr_assert_eq(WEXITSTATUS(system(cmd)), 1, "missing OBJ: error");
+    lu_rmdir(dir);
+}
