@@ -44,7 +44,7 @@ if [ "${NM_NO_SANITIZE:-0}" != 1 ]; then
   # sanitizers they would take most of CI's time, so the sanitizer pass covers every unit suite
   # and every reader (the readers are also fuzzed below).
   skip=""
-  for suite in ${NM_ASAN_SKIP:-plan scenes bakegrid plugin ledges}; do skip="$skip --no-suite $suite"; done
+  for suite in ${NM_ASAN_SKIP:-plan scenes bakegrid plugin ledges audit_levels}; do skip="$skip --no-suite $suite"; done
   echo "== unit suites under AddressSanitizer + UBSan (skipping:${skip:- none}) =="
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suite build-asan "$skip" -Db_sanitize=address,undefined -Db_lundef=false -Doverlay=disabled || fail=1

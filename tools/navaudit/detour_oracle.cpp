@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -210,22 +211,19 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
         cp.cs = pm.cs;
         cp.ch = pm.ch;
         cp.buildBvTree = true;
+        std::unique_ptr<nm_dt_oracle> d(new nm_dt_oracle());
         unsigned char *data = nullptr;
         int size = 0;
         if (!dtCreateNavMeshData(&cp, &data, &size)) return fail(msg, msg_cap, NM_ERR_STATE, "detour: dtCreateNavMeshData failed");
-        nm_dt_oracle *d = new nm_dt_oracle();
         d->cs = cs;
         d->radius = p->agent_radius;
         d->nav = dtAllocNavMesh();
         if (!d->nav || dtStatusFailed(d->nav->init(data, size, DT_TILE_FREE_DATA))) {
-            if (d->nav) dtFree(data); // init failed: the data is still ours
-            else dtFree(data);
-            delete d;
+            dtFree(data); // not taken by the navmesh
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: navmesh init failed");
         }
         d->query = dtAllocNavMeshQuery();
         if (!d->query || dtStatusFailed(d->query->init(d->nav, 65535))) {
-            delete d;
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: query init failed");
         }
         d->filter.setIncludeFlags(kFlagWalk);
@@ -255,7 +253,7 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
                 }
             }
         }
-        *out = d;
+        *out = d.release();
         return NM_OK;
     } catch (const std::bad_alloc &) {
         return fail(msg, msg_cap, NM_ERR_NOMEM, "detour: out of memory");
@@ -349,27 +347,42 @@ extern "C" int nm_dt_find_path(nm_dt_oracle *o, const float start[3], const floa
     }
 }
 
-extern "C" double nm_dt_min_wall_distance(nm_dt_oracle *o, const nm_dt_path *p, float at[3])
+extern "C" double nm_dt_min_width(nm_dt_oracle *o, const nm_dt_path *p, float at[3])
 {
+    // The corridor across the path: rays both ways perpendicular to each straight-path leg, from
+    // samples every 0.25 m; the two distances to Detour's wall add up to the eroded width there
+    // wherever the path runs in it (a corner-hugging path has 0 on one side).
     double best = -1;
     const float ext[3] = {0.5f, 2.0f, 0.5f};
+    const double reach = 8.0;
     for (uint32_t i = 0; i + 1 < p->npts; i++) {
         const float *a = p->pts + 3 * (size_t)i, *b = a + 3;
-        double len = std::hypot((double)b[0] - a[0], (double)b[2] - a[2]);
+        double dx = (double)b[0] - a[0], dz = (double)b[2] - a[2], len = std::hypot(dx, dz);
+        if (!(len > 1e-6)) continue;
+        double nx = -dz / len, nz = dx / len;
         int ns = (int)std::ceil(len / 0.25);
-        if (ns < 1) ns = 1;
         for (int k = 0; k <= ns; k++) {
             double f = (double)k / ns;
-            float q[3] = {(float)(a[0] + f * (b[0] - a[0])), (float)(a[1] + f * (b[1] - a[1])),
-                          (float)(a[2] + f * (b[2] - a[2]))};
+            float q[3] = {(float)(a[0] + f * dx), (float)(a[1] + f * ((double)b[1] - a[1])), (float)(a[2] + f * dz)};
             dtPolyRef ref = 0;
             float np[3];
             o->query->findNearestPoly(q, ext, &o->filter, &ref, np);
             if (!ref) continue;
-            float hit = 0, hp[3], hn[3];
-            if (dtStatusFailed(o->query->findDistanceToWall(ref, np, 5.0f, &o->filter, &hit, hp, hn))) continue;
-            if (best < 0 || hit < best) {
-                best = hit;
+            double w = 0;
+            for (int side = -1; side <= 1; side += 2) {
+                float e[3] = {(float)(np[0] + side * reach * nx), np[1], (float)(np[2] + side * reach * nz)};
+                float t = 0, hn[3];
+                dtPolyRef path[64];
+                int npath = 0;
+                if (dtStatusFailed(o->query->raycast(ref, np, e, &o->filter, &t, hn, path, &npath, 64))) {
+                    w = -1;
+                    break;
+                }
+                w += (t > 1.0f ? 1.0 : (double)t) * reach;
+            }
+            if (w < 0) continue;
+            if (best < 0 || w < best) {
+                best = w;
                 std::memcpy(at, np, sizeof np);
             }
         }

@@ -56,10 +56,11 @@ typedef struct nm_dt_path {
 /* Plans start -> goal (search box: 2 m across, 4 m up and down). */
 int nm_dt_find_path(nm_dt_oracle *o, const float start[3], const float goal[3], nm_dt_path *out);
 void nm_dt_path_free(nm_dt_path *p);
-/* Narrowest place along the straight path (samples every 0.25 m): the distance from the path to
- * Detour's wall (the mesh is already eroded by the agent radius, so the free width there is about
- * 2 * (d + radius)); *at gets its position. Returns -1 when no sample is on the mesh. */
-double nm_dt_min_wall_distance(nm_dt_oracle *o, const nm_dt_path *p, float at[3]);
+/* Narrowest place along the straight path (samples every 0.25 m): the width of Detour's mesh
+ * across the path (rays to the wall on both sides, perpendicular to the path, up to 8 m each).
+ * The mesh is already eroded by the agent radius, so the free width there is that plus 2 radii.
+ * *at gets its position. Returns -1 when no sample is on the mesh. */
+double nm_dt_min_width(nm_dt_oracle *o, const nm_dt_path *p, float at[3]);
 
 #ifdef __cplusplus
 }

@@ -253,14 +253,14 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             else if (layer) L->cls = NM_CMP_OTHER_LAYER;
             else {
                 float at[3] = {0, 0, 0};
-                double d = nm_dt_min_wall_distance(dt, &dp, at);
-                if (d >= 0) {
-                    L->width_m = 2.0 * (d + ag->radius);
+                double w = nm_dt_min_width(dt, &dp, at);
+                if (w >= 0) {
+                    L->width_m = w + 2.0 * ag->radius;
                     L->wx = at[0], L->wz = at[2];
                 }
-                /* our grid needs the eroded corridor (Detour's mesh, 2 d wide) to hold a chain
-                 * of cell centres: two cells across */
-                if (d >= 0 && 2.0 * d < 2.0 * cell_m) L->cls = NM_CMP_NARROW;
+                /* our grid needs the eroded corridor (Detour's mesh, w wide) to hold a chain of
+                 * cell centres: two cells across */
+                if (w >= 0 && w < 2.0 * cell_m) L->cls = NM_CMP_NARROW;
                 else L->cls = L->ours_ok ? NM_CMP_OURS_LONGER : NM_CMP_OURS_FAILS;
             }
         } else { /* partial */

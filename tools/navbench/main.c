@@ -5,7 +5,10 @@
  * article's 点数的变化, lift displacements, the unchecked share, legs with a drop / a hop).
  *
  *   navbench --pack P --zone Z (--legs FILE | --random N --seed S) [--nogo F] [--workers N]
- *            [--self-check]
+ *            [--self-check] [--audit LEVEL.obj [--audit-config ZONE.json] [--audit-scale S]]
+ *
+ * --audit checks every ok route against the level's own triangles (tools/navaudit/audit.h): each
+ * leg line gets "audit": {"kind", "msg"}, the summary "audit": {"checked", "failures"}.
  *
  * A legs file holds one leg a line: "sx sy gx gy" in px ('#' starts a comment). Random legs join
  * centres of random triangles of the zone (xorshift64* from the seed, so runs repeat). */
@@ -16,6 +19,9 @@
 
 #include "route/route.h"
 #include "window/window_gate.h"
+#ifdef NM_HAVE_AUDIT
+#include "audit.h"
+#endif
 
 typedef struct leg {
     double sx, sy, gx, gy;
@@ -24,7 +30,8 @@ typedef struct leg {
 static void usage(void)
 {
     fprintf(stderr, "usage: navbench --pack P --zone Z (--legs FILE | --random N --seed S) "
-                    "[--nogo F] [--workers N] [--self-check]\n");
+                    "[--nogo F] [--workers N] [--self-check] [--audit LEVEL.obj [--audit-config ZONE.json] "
+                    "[--audit-scale S]]\n");
 }
 
 static uint64_t rng_next(uint64_t *s)
@@ -95,6 +102,8 @@ int main(int argc, char **argv)
     unsigned long long seed = 1;
     int workers = 0;
     bool self_check = false;
+    const char *audit_obj = NULL, *audit_cfg = NULL;
+    double audit_scale = 1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -109,6 +118,9 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (v && !strcmp(a, "--workers")) workers = atoi(argv[++i]);
         else if (!strcmp(a, "--self-check")) self_check = true;
+        else if (v && !strcmp(a, "--audit")) audit_obj = argv[++i];
+        else if (v && !strcmp(a, "--audit-config")) audit_cfg = argv[++i];
+        else if (v && !strcmp(a, "--audit-scale")) audit_scale = strtod(argv[++i], NULL);
         else {
             fprintf(stderr, "navbench: unknown or incomplete option '%s'\n", a);
             usage();
@@ -133,6 +145,40 @@ int main(int argc, char **argv)
         nm_pack_free(&pack);
         return 1;
     }
+#ifdef NM_HAVE_AUDIT
+    nm_audit_level *audit = NULL;
+    nm_audit_params audit_p;
+    uint64_t audit_checked = 0, audit_failures = 0;
+    if (audit_obj) {
+        nm_obj ao;
+        nm_bake_config ac;
+        if (nm_obj_load(audit_obj, &ao, &err) ||
+            (audit_cfg && nm_bake_config_load(audit_cfg, zone, &ac, &err))) {
+            fprintf(stderr, "navbench: --audit: %s\n", err.msg);
+            nm_pack_free(&pack);
+            return 1;
+        }
+        int arc = nm_audit_level_build(&ao, audit_cfg ? &ac : NULL, audit_scale, &pack, zone, &audit, &err);
+        nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+        if (audit_cfg) ag = ac.agent;
+        nm_obj_free(&ao);
+        if (audit_cfg) nm_bake_config_free(&ac);
+        if (arc) {
+            fprintf(stderr, "navbench: --audit: %s\n", err.msg);
+            nm_pack_free(&pack);
+            return 1;
+        }
+        audit_p = nm_audit_params_default(&ag, nm_audit_px_per_m(audit));
+    }
+#else
+    if (audit_obj) {
+        fprintf(stderr, "navbench: --audit needs the Recast / Detour build (tools/navaudit)\n");
+        nm_pack_free(&pack);
+        return 2;
+    }
+    (void)audit_cfg;
+    (void)audit_scale;
+#endif
     /* the legs */
     leg *legs = NULL;
     size_t nlegs = 0, cap = 0;
@@ -253,6 +299,18 @@ int main(int argc, char **argv)
         json_str(r.self_check_msg);
         printf(",\"tier_notes\":");
         json_str(r.tier_notes);
+#ifdef NM_HAVE_AUDIT
+        if (audit && r.ok) {
+            nm_audit_report ar;
+            if (nm_audit_result(audit, &r, &audit_p, &ar) == NM_OK) {
+                audit_checked++;
+                audit_failures += ar.kind != NM_AUDIT_OK;
+                printf(",\"audit\":{\"kind\":\"%s\",\"msg\":", nm_audit_kind_name(ar.kind));
+                json_str(ar.msg);
+                printf("}");
+            }
+        }
+#endif
         printf("}\n");
         nm_route_result_free(&r);
     }
@@ -288,6 +346,12 @@ int main(int argc, char **argv)
     double bmax = 0;
     for (size_t k = 0; k < nbpc; k++) bmax = fmax(bmax, bpc[k]);
     printf(",\"window_bytes_per_cell\":{\"p50\":%.2f,\"max\":%.2f}", pct(bpc, nbpc, 0.5), bmax);
+#ifdef NM_HAVE_AUDIT
+    if (audit)
+        printf(",\"audit\":{\"checked\":%llu,\"failures\":%llu}", (unsigned long long)audit_checked,
+               (unsigned long long)audit_failures);
+    nm_audit_level_free(audit);
+#endif
     printf("}\n");
     free(bpc);
     for (int k = 0; k < ST_N; k++) free(st[k]);

@@ -1,0 +1,239 @@
+/* test_audit_unit.c — the route audit (tools/navaudit/audit.c) on a hand-made level: each kind of
+ * failure it must find (a route through a wall, over a hole, at a wrong height, an undeclared
+ * drop, a climb onto a box), and the routes it must pass (on the floor, a declared drop, a step
+ * onto a kerb, a narrow crack). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit.h"
+
+/* Metres, y up. Floor y = 0 over x 0..30, z 0..10 with a hole x 12..14, z 4..6 and a 0.5 m crack
+ * x 22..22.5, z 4..6; a shelf without sides x 10..12, z 10.5..11.5 at 1 m; a wall 0.2 m thick at x 20..20.2, z 7..9.5, 5 m tall; a platform x 2..6,
+ * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m. Floor quads are wound so that Recast
+ * finds them walkable ((b - a) x (c - a) points up). */
+static const char *k_level =
+    "g floor\n"
+    "v 0 0 0\nv 0 0 4\nv 30 0 4\nv 30 0 0\n"          /* 1-4: z 0..4 */
+    "f 1 2 3 4\n"
+    "v 0 0 4\nv 0 0 6\nv 12 0 6\nv 12 0 4\n"          /* 5-8: x 0..12, z 4..6 */
+    "f 5 6 7 8\n"
+    "v 14 0 4\nv 14 0 6\nv 22 0 6\nv 22 0 4\n"        /* 9-12: x 14..22 */
+    "f 9 10 11 12\n"
+    "v 22.5 0 4\nv 22.5 0 6\nv 30 0 6\nv 30 0 4\n"    /* 13-16: x 22.5..30 */
+    "f 13 14 15 16\n"
+    "v 0 0 6\nv 0 0 10\nv 30 0 10\nv 30 0 6\n"        /* 17-20: z 6..10 */
+    "f 17 18 19 20\n"
+    "g wall\n"
+    "v 20 0 7\nv 20 5 7\nv 20 5 9.5\nv 20 0 9.5\n"    /* 21-24 */
+    "v 20.2 0 7\nv 20.2 5 7\nv 20.2 5 9.5\nv 20.2 0 9.5\n" /* 25-28 */
+    "f 21 22 23 24\nf 25 28 27 26\nf 21 25 26 22\nf 24 23 27 28\nf 22 26 27 23\n"
+    "g platform\n"
+    "v 2 3 7\nv 2 3 9.5\nv 6 3 9.5\nv 6 3 7\n"        /* 29-32: top */
+    "f 29 30 31 32\n"
+    "v 2 0 7\nv 2 0 9.5\nv 6 0 9.5\nv 6 0 7\n"        /* 33-36: foot */
+    "f 33 29 32 36\nf 36 32 31 35\nf 35 31 30 34\nf 34 30 29 33\n"
+    "g kerb\n"
+    "v 25 0.3 0\nv 25 0.3 4\nv 26 0.3 4\nv 26 0.3 0\n" /* 37-40 */
+    "f 37 38 39 40\n"
+    "v 25 0 0\nv 25 0 4\nv 26 0 4\nv 26 0 0\n"        /* 41-44 */
+    "f 41 37 40 44\nf 42 38 37 41\nf 43 39 38 42\nf 44 40 39 43\n"
+    "g shelf\n"
+    "v 10 1 10.5\nv 10 1 11.5\nv 12 1 11.5\nv 12 1 10.5\n" /* 45-48 */
+    "f 45 46 47 48\n";
+
+static nm_obj g_obj;
+static nm_pack g_pack;
+static nm_zone g_zone;
+static nm_audit_level *g_lv;
+static nm_audit_params g_p;
+
+static void setup(void)
+{
+    nm_error err = {0};
+    cr_assert_eq(nm_obj_parse(k_level, strlen(k_level), "unit.obj", &g_obj, &err), NM_OK, "%s", err.msg);
+    memset(&g_pack, 0, sizeof g_pack);
+    memset(&g_zone, 0, sizeof g_zone);
+    g_zone.id = 1;
+    g_zone.name = (char *)"unit";
+    g_zone.name_len = 4;
+    g_zone.t[0] = 0.75f, g_zone.t[1] = 0, g_zone.t[2] = 0.75f, g_zone.t[3] = 0;
+    g_zone.floor_y = NM_kFloorYNone;
+    g_pack.zones = &g_zone;
+    g_pack.zone_count = 1;
+    cr_assert_eq(nm_audit_level_build(&g_obj, NULL, 1.0, &g_pack, "unit", &g_lv, &err), NM_OK, "%s", err.msg);
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    g_p = nm_audit_params_default(&ag, 0.75);
+}
+
+static void teardown(void)
+{
+    nm_audit_level_free(g_lv);
+    nm_obj_free(&g_obj);
+}
+
+/* Audits the polyline of world (x, y, z) points. */
+static nm_audit_report run(const double *xyz, uint32_t n, const uint32_t *drops, uint32_t ndrops)
+{
+    double xy[64];
+    float h[32];
+    cr_assert(n <= 32);
+    for (uint32_t i = 0; i < n; i++) {
+        nm_audit_world_to_px(g_lv, xyz[3 * i], xyz[3 * i + 2], &xy[2 * i], &xy[2 * i + 1]);
+        h[i] = (float)xyz[3 * i + 1];
+    }
+    nm_audit_route r = {xy, h, n, drops, ndrops, false, false};
+    nm_audit_report rep;
+    cr_assert_eq(nm_audit_route_check(g_lv, &r, &g_p, &rep), NM_OK);
+    return rep;
+}
+
+TestSuite(audit_unit, .init = setup, .fini = teardown);
+
+Test(audit_unit, level_geometry)
+{
+    uint32_t n;
+    nm_audit_walkable(g_lv, &n);
+    /* floor 5 quads, platform top, kerb top, shelf: 8 quads = 16 triangles (walls and sides are steep) */
+    cr_assert_eq(n, 16);
+    double h[4];
+    cr_assert_eq(nm_audit_surfaces(g_lv, 4, 8, 0, 10, h, 4), 2); /* platform top and the floor */
+    cr_assert_float_eq(h[0], 3.0, 1e-6);
+    cr_assert_eq(nm_audit_surfaces(g_lv, 13, 5, 0, 0, h, 4), 0); /* the hole */
+}
+
+Test(audit_unit, floor_route_passes)
+{
+    const double pts[] = {1, 0, 1, 10, 0, 2, 18, 0, 3, 29, 0, 9};
+    nm_audit_report r = run(pts, 4, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_gt(r.samples, 200);
+}
+
+Test(audit_unit, through_a_wall)
+{
+    const double pts[] = {16, 0, 8, 24, 0, 8};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_SOLID, "%s", r.msg);
+    cr_assert(fabs(r.x - 20.0) < 0.15, "first offending point x = %f", r.x);
+    cr_assert(fabs(r.z - 8.0) < 1e-6);
+}
+
+Test(audit_unit, over_a_hole)
+{
+    const double pts[] = {10, 0, 5, 16, 0, 5};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_HOLE, "%s", r.msg);
+    cr_assert(r.x > 11.5 && r.x < 12.5, "hole starts at x = %f", r.x);
+}
+
+Test(audit_unit, a_narrow_crack_is_crossed)
+{
+    const double pts[] = {20.5, 0, 5, 24, 0, 5};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+}
+
+Test(audit_unit, wrong_height)
+{
+    const double pts[] = {1, 0, 1, 10, 1.5, 2, 18, 0, 3};
+    nm_audit_report r = run(pts, 3, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_WRONG_HEIGHT, "%s", r.msg);
+    cr_assert_eq(r.segment, 1);
+    cr_assert_float_eq(r.h_surface, 0.0, 1e-6);
+    cr_assert_float_eq(r.h_reported, 1.5, 1e-6);
+}
+
+Test(audit_unit, point_off_the_surface)
+{
+    const double pts[] = {1, 0, 1, 13, 0, 5};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OFF_SURFACE, "%s", r.msg);
+    cr_assert_eq(r.segment, 1);
+}
+
+Test(audit_unit, undeclared_drop)
+{
+    const double pts[] = {4, 3, 8.2, 8, 0, 8.2};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_UNDECLARED_DROP, "%s", r.msg);
+    cr_assert(r.x > 5.9 && r.x < 6.0 + g_p.reach + g_p.sample, "the descent starts at the platform's edge, x = %f", r.x);
+    cr_assert_float_eq(r.h_surface, 3.0, 1e-6);
+}
+
+Test(audit_unit, declared_drop_passes)
+{
+    const double pts[] = {4, 3, 8.2, 8, 0, 8.2, 10, 0, 8.2};
+    const uint32_t drops[] = {1};
+    nm_audit_report r = run(pts, 3, drops, 1);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_eq(r.drops_checked, 1);
+}
+
+Test(audit_unit, a_drop_through_the_wall_is_blocked)
+{
+    /* take-off on the platform, landing behind the 5 m wall: dropBlocked must refuse */
+    const double pts[] = {5.5, 3, 8.2, 21, 0, 8.2};
+    const uint32_t drops[] = {1};
+    nm_audit_report r = run(pts, 2, drops, 1);
+    cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s", r.msg);
+}
+
+Test(audit_unit, climb_onto_the_platform)
+{
+    /* the walk stays on the floor and runs into the platform's side */
+    const double pts[] = {8, 0, 8.2, 4, 3, 8.2};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_SOLID, "%s", r.msg);
+    cr_assert(r.x > 6.0 - g_p.sample && r.x < 6.0 + g_p.sample, "x = %f", r.x);
+}
+
+Test(audit_unit, rise_onto_a_shelf_is_a_climb)
+{
+    /* off the floor's edge straight onto a shelf 1 m higher: no floor left, a rise above a step */
+    const double pts[] = {11, 0, 9.5, 11, 1, 11};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_CLIMB, "%s", r.msg);
+}
+
+Test(audit_unit, kerb_is_stepped_onto)
+{
+    const double pts[] = {23, 0, 2, 28, 0, 2};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+}
+
+Test(audit_unit, walk_arrives_on_another_layer)
+{
+    /* under the platform edge: the reported end is the platform top, the walk stays on the floor */
+    const double pts[] = {8, 0, 8.2, 5.9, 3, 8.2};
+    g_p.h_tol = 3.5; /* let the point check pass so the walk's own check speaks */
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert(r.kind == NM_AUDIT_LAYER || r.kind == NM_AUDIT_SOLID, "%s", r.msg);
+}
+
+Test(audit_unit, no_heights_fail)
+{
+    double xy[4] = {1, -1, 2, -1};
+    nm_audit_route r = {xy, NULL, 2, NULL, 0, false, false};
+    nm_audit_report rep;
+    cr_assert_eq(nm_audit_route_check(g_lv, &r, &g_p, &rep), NM_OK);
+    cr_assert_eq(rep.kind, NM_AUDIT_NO_HEIGHTS);
+}
+
+Test(audit_unit, snapped_ends_are_excepted)
+{
+    /* the start lies in the hole, snapped from off the mesh */
+    double xy[4], x0 = 13, z0 = 5, x1 = 10, z1 = 5;
+    float h[2] = {0, 0};
+    nm_audit_world_to_px(g_lv, x0, z0, &xy[0], &xy[1]);
+    nm_audit_world_to_px(g_lv, x1, z1, &xy[2], &xy[3]);
+    nm_audit_route r = {xy, h, 2, NULL, 0, true, false};
+    nm_audit_report rep;
+    cr_assert_eq(nm_audit_route_check(g_lv, &r, &g_p, &rep), NM_OK);
+    cr_assert_eq(rep.kind, NM_AUDIT_OK, "%s", rep.msg);
+    r.start_snapped = false;
+    cr_assert_eq(nm_audit_route_check(g_lv, &r, &g_p, &rep), NM_OK);
+    cr_assert_eq(rep.kind, NM_AUDIT_OFF_SURFACE, "%s", rep.msg);
+}
