@@ -1234,7 +1234,13 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             const char *why = sr.status == NM_SEARCH_ESCALATE
                                   ? nm_escalation_name(nm_escalation_from_search(sr.reason))
                                   : (sr.message[0] ? sr.message : "no route");
-            note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, why);
+            /* an escalation also names the layer that asked for it (the search's message) */
+            char whyl[320];
+            if (sr.status == NM_SEARCH_ESCALATE && sr.message[0])
+                snprintf(whyl, sizeof whyl, "%.100s (%.200s)", why, sr.message);
+            else
+                snprintf(whyl, sizeof whyl, "%.300s", why);
+            note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, whyl);
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "%.400s", sr.message[0] ? sr.message : why);
                 copy_gap(r, &sr);
