@@ -1204,8 +1204,10 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         sq.goal_deck_set = deck;
         sq.goal_deck = q->goal_deck_y;
         sq.small = ch.kind == NM_TIER_TENTATIVE;
-        sq.limit1 = nm_route_limit1(w.win.nx, w.win.ny, si, sj, gi, gj);
-        sq.limit2 = nm_route_limit2(w.win.nx, w.win.ny, si, sj, gi, gj);
+        /* sides clipped to the region rectangle cut no route: no trust edge there */
+        sq.region_sides = nm_route_region_sides(&ch.rect, &R);
+        sq.limit1 = nm_route_limit1_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
+        sq.limit2 = nm_route_limit2_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
         sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
         sq.los = los_adapter;
         sq.los_ctx = &lc;
