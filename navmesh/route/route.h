@@ -291,6 +291,8 @@ typedef struct nm_route_engine {
     uint64_t clock;
     int workers;
     nm_bgrd_out patch_start, patch_goal, decode; /* decode buffers; `decode` lives for one plan (all its tiers) */
+    nm_bgrd_cache tiles;      /* decoded tiles kept across tiers and plans (bounded; the patches,
+                                 the windows and the ledge-drop landings read through it) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",

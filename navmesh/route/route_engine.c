@@ -128,6 +128,7 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_bgrd_out_free(&e->patch_start);
     nm_bgrd_out_free(&e->patch_goal);
     nm_bgrd_out_free(&e->decode);
+    nm_bgrd_cache_free(&e->tiles);
     memset(e, 0, sizeof *e);
 }
 
@@ -255,6 +256,7 @@ static int decode_patch(nm_route_engine *e, int zone, double x0, double y0, doub
     int64_t ly = gcell(fmin(y0, y1)) - r, hy = gcell(fmax(y0, y1)) + r + 1;
     if (lx < INT32_MIN || hx > INT32_MAX || ly < INT32_MIN || hy > INT32_MAX)
         return nm_fail(err, NM_ERR_ARG, "patch out of range");
+    out->cache = &e->tiles;
     return nm_bgrd_decode_rect(&e->grid, (uint32_t)zone, (int32_t)lx, (int32_t)ly, (int32_t)hx,
                                (int32_t)hy, NULL, e->workers, out, err);
 }
@@ -768,6 +770,7 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
         }
         nm_bgrd_out o;
         memset(&o, 0, sizeof o);
+        o.cache = &e->tiles;
         rc = nm_bgrd_decode_rect(&e->grid, (uint32_t)bz, (int32_t)lx, (int32_t)ly, (int32_t)hx + 1, (int32_t)hy + 1,
                                  &e->fields, e->workers, &o, err);
         uint32_t *head = NULL;
@@ -1161,6 +1164,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         wr.ndiscs = q->ndiscs;
         wr.workers = e->workers;
         wr.reuse = &e->decode; /* decoded records kept across the tiers of a plan: no fresh pages per tier */
+        e->decode.cache = &e->tiles; /* tiles decoded once for all tiers (and the next plans) */
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
