@@ -203,6 +203,10 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
  * when none. */
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
                       double gy, double *ds, double *dg, nm_error *err);
+/* The same reading the tiles a cache holds instead of decoding them (cache NULL = none; only
+ * read: tiles it lacks are decoded into temporary buffers). Same results. */
+int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
+                             double sy, double gx, double gy, double *ds, double *dg, nm_error *err);
 
 /* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,

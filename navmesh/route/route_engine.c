@@ -1077,7 +1077,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     }
     /* 8. both ends within 8 px of a core cell on the whole zone */
     double dcs, dcg;
-    rc = nm_core_anchor_px(&e->grid, (uint32_t)bz, q->sx, q->sy, q->gx, q->gy, &dcs, &dcg, &perr);
+    rc = nm_core_anchor_px_cached(&e->grid, (uint32_t)bz, &e->tiles, q->sx, q->sy, q->gx, q->gy, &dcs, &dcg, &perr);
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc) {
         fail_check(r, 9, "grid decode failed: %.400s", perr.msg);

@@ -98,6 +98,7 @@ typedef struct core_job {
     int64_t ex[2], ey[2];
     int64_t *best;       /* per listed tile: 2 minima */
     nm_error *errs;      /* per listed tile */
+    const nm_bgrd_cache_tile *slots; /* the zone's cached tiles (read only), NULL = none */
 } core_job;
 
 static int core_tile(void *ctx, size_t chunk)
@@ -106,9 +107,13 @@ static int core_tile(void *ctx, size_t chunk)
     const nm_bgrd_tile *t = &j->g->zones[j->zone].tiles[j->tiles[chunk]];
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
-    nm_grid_rec *buf = (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *buf);
-    int rc = buf ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, buf, &j->errs[chunk])
-                 : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
+    /* a cached tile holds the records a decode would give */
+    const nm_grid_rec *cached = j->slots ? j->slots[j->tiles[chunk]].recs : NULL;
+    nm_grid_rec *own = cached ? NULL : (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *own);
+    int rc = cached ? NM_OK
+             : own  ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, own, &j->errs[chunk])
+                    : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
+    const nm_grid_rec *buf = cached ? cached : own;
     int64_t *best = &j->best[2 * chunk];
     best[0] = best[1] = INT64_MAX;
     for (uint32_t k = 0; rc == NM_OK && k < t->records; k++) {
@@ -122,13 +127,19 @@ static int core_tile(void *ctx, size_t chunk)
             if (d2 < best[e]) best[e] = d2;
         }
     }
-    nm_free(buf);
+    nm_free(own);
     nm_bgrd_scratch_free(&s);
     return rc;
 }
 
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
                       double gy, double *ds, double *dg, nm_error *err)
+{
+    return nm_core_anchor_px_cached(g, zone, NULL, sx, sy, gx, gy, ds, dg, err);
+}
+
+int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
+                             double sy, double gx, double gy, double *ds, double *dg, nm_error *err)
 {
     const int64_t half = 2 * NM_PICK_RADIUS; /* 16 px = 64 cells */
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "core distance: no zone %u", zone);
@@ -137,6 +148,7 @@ int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, dou
     memset(&j, 0, sizeof j);
     j.g = g;
     j.zone = zone;
+    j.slots = cache && zone < cache->nzones ? cache->zone_tiles[zone] : NULL;
     j.ex[0] = gcell(sx);
     j.ex[1] = gcell(gx);
     j.ey[0] = gcell(sy);

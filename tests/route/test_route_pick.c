@@ -189,6 +189,40 @@ Test(pick, core_distance_measures_both_ends_on_the_whole_zone, .init = write_zon
     cr_expect_gt(dg, NM_kSnapRadius);
 }
 
+/* Through the engine's decoded-tile cache (issue 14) the check reads cached tiles instead of
+ * decoding them: the same distances, with the cache empty, partly or wholly filled. */
+Test(pick, core_distance_through_the_tile_cache_is_the_same, .init = write_zone, .fini = free_zone)
+{
+    const double pts[3][4] = {{23 * 0.25 + 0.1, 24 * 0.25 + 0.1, 180 * 0.25 + 0.1, 84 * 0.25 + 0.1},
+                              {100 * 0.25, 50 * 0.25, 100 * 0.25, 50 * 0.25},
+                              {60 * 0.25, 12 * 0.25, 20 * 0.25, 21 * 0.25}};
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    const int32_t fill[3][4] = {{0, 0, 0, 0}, {0, 0, 70, 40}, {-8, -8, 260, 160}}; /* none, part, all */
+    for (int f = 0; f < 3; f++) {
+        if (fill[f][2] > fill[f][0]) {
+            nm_bgrd_out o = {0};
+            o.cache = &cache;
+            nm_error e = {0};
+            cr_assert_eq(nm_bgrd_decode_rect(&grid, 0, fill[f][0], fill[f][1], fill[f][2], fill[f][3], NULL, 1, &o, &e),
+                         NM_OK, "%s", e.msg);
+            nm_bgrd_out_free(&o);
+        }
+        for (int k = 0; k < 3; k++) {
+            double a[2], b[2];
+            nm_error err = {0};
+            cr_assert_eq(nm_core_anchor_px(&grid, 0, pts[k][0], pts[k][1], pts[k][2], pts[k][3], &a[0], &a[1], &err), NM_OK);
+            cr_assert_eq(nm_core_anchor_px_cached(&grid, 0, &cache, pts[k][0], pts[k][1], pts[k][2], pts[k][3], &b[0],
+                                                  &b[1], &err),
+                         NM_OK, "%s", err.msg);
+            cr_expect_eq(a[0], b[0], "fill %d, point %d", f, k);
+            cr_expect_eq(a[1], b[1], "fill %d, point %d", f, k);
+        }
+    }
+    cr_expect_gt(cache.bytes, 0);
+    nm_bgrd_cache_free(&cache);
+}
+
 Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_zone)
 {
     nm_cell_rect r;
