@@ -211,6 +211,10 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
 /* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
+/* The same through a decoded-tile cache (NULL = none): the region's tiles are read from it, or
+ * decoded with the sidecar columns (fields, may be NULL) and left in it for the windows. */
+int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
+                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)

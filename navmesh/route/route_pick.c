@@ -214,10 +214,48 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
 }
 
 /* 类的包围盒: one scan of the zone's tiles (dictionary fast path first). */
+/* One more cell of the region in the box. */
+static void bbox_add(nm_cell_rect *out, bool *any, int64_t cx, int64_t cy)
+{
+    if (!*any) {
+        *out = (nm_cell_rect){cx, cy, cx, cy};
+        *any = true;
+        return;
+    }
+    if (cx < out->x0) out->x0 = cx;
+    if (cx > out->x1) out->x1 = cx;
+    if (cy < out->y0) out->y0 = cy;
+    if (cy > out->y1) out->y1 = cy;
+}
+
+/* A tile's own cells through the cache: a rectangle decode of its own rectangle (the records of
+ * the cells it owns, as a plain decode gives them), which also leaves the tile in the cache for
+ * the windows that follow. */
+static int bbox_tile_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile *t, nm_bgrd_cache *cache,
+                            const struct nm_bnvf *fields, int workers, nm_bgrd_out *o, uint32_t rid,
+                            nm_cell_rect *out, bool *any, nm_error *err)
+{
+    const int32_t ox0 = t->gx0 + t->px0, oy0 = t->gy0 + t->py0;
+    const int32_t w = t->px1 - t->px0 + 1;
+    o->cache = cache;
+    int rc = nm_bgrd_decode_rect(g, zone, ox0, oy0, ox0 + w, t->gy0 + t->py1 + 1, fields, workers, o, err);
+    for (size_t k = 0; rc == NM_OK && k < o->n; k++)
+        if (o->recs[k].rid == rid) bbox_add(out, any, ox0 + o->recs[k].cell % w, oy0 + o->recs[k].cell / w);
+    return rc;
+}
+
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err)
 {
+    return nm_region_bbox_cached(g, zone, NULL, NULL, 0, rid, out, err);
+}
+
+int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
+                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err)
+{
     *out = (nm_cell_rect){0, 0, -1, -1};
+    nm_bgrd_out o;
+    memset(&o, 0, sizeof o);
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
     const nm_bgrd_zone *z = &g->zones[zone];
     nm_bgrd_scratch s;
@@ -247,6 +285,10 @@ int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *
         bool has = false;
         for (uint32_t k = 0; k < nd; k++) has |= rids[k] == rid;
         if (!has) continue;
+        if (cache) {
+            rc = bbox_tile_cached(g, zone, t, cache, fields, workers, &o, rid, out, &any, err);
+            continue;
+        }
         rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
         if (rc) break;
         for (uint32_t k = 0; k < t->records; k++) {
@@ -268,5 +310,6 @@ int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *
     nm_free(buf);
     nm_free(rids);
     nm_bgrd_scratch_free(&s);
+    nm_bgrd_out_free(&o);
     return rc;
 }

@@ -235,3 +235,25 @@ Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_z
     cr_assert_eq(nm_region_bbox(&grid, 0, 9, &r, &err), NM_OK);
     cr_expect(nm_cell_rect_empty(&r));
 }
+
+/* Through the tile cache (issue 14) the box is the same, and the region's tiles stay cached. */
+Test(pick, region_bbox_through_the_tile_cache_is_the_same, .init = write_zone, .fini = free_zone)
+{
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    const uint32_t rids[4] = {1, 2, 3, 9};
+    for (int pass = 0; pass < 2; pass++) /* the second pass reads cached tiles */
+        for (int k = 0; k < 4; k++) {
+            nm_cell_rect a, b;
+            nm_error err = {0};
+            cr_assert_eq(nm_region_bbox(&grid, 0, rids[k], &a, &err), NM_OK, "%s", err.msg);
+            cr_assert_eq(nm_region_bbox_cached(&grid, 0, &cache, NULL, 1, rids[k], &b, &err), NM_OK, "%s", err.msg);
+            cr_expect(nm_cell_rect_equal(&a, &b) || (nm_cell_rect_empty(&a) && nm_cell_rect_empty(&b)),
+                      "region %u pass %d: (%lld, %lld)-(%lld, %lld) vs (%lld, %lld)-(%lld, %lld)", rids[k], pass,
+                      (long long)a.x0, (long long)a.y0, (long long)a.x1, (long long)a.y1, (long long)b.x0,
+                      (long long)b.y0, (long long)b.x1, (long long)b.y1);
+        }
+    cr_expect_gt(cache.bytes, 0);
+    cr_expect_gt(cache.hits, 0);
+    nm_bgrd_cache_free(&cache);
+}
