@@ -688,7 +688,7 @@ static int decode_one(void *ctx, size_t chunk)
     nm_span_fields *fl = j->fields ? o->fields + o->seg_start[k] : NULL;
     nm_bgrd_cache_tile *ct = j->slots ? &j->slots[tile] : NULL;
     int rc = NM_OK;
-    if (ct && ct->recs && !ct->fill) { /* a hit: the bytes a decode would write */
+    if (ct && ct->recs && !ct->fill && (ct->fields || !fl)) { /* a hit: the bytes a decode would write */
         memcpy(recs, ct->recs, (size_t)e->records * sizeof *recs);
         if (fl) memcpy(fl, ct->fields, (size_t)e->records * sizeof *fl);
     } else {
