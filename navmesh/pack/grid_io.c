@@ -545,6 +545,109 @@ int nm_bgrd_tile_regions(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd
 
 /* ---- rectangle decode (建窗 / 解码瓦片) ------------------------------------------------------------- */
 
+void nm_bgrd_cache_free(nm_bgrd_cache *c)
+{
+    if (!c) return;
+    for (uint32_t z = 0; z < c->nzones; z++) {
+        nm_bgrd_cache_tile *t = c->zone_tiles[z];
+        if (!t) continue;
+        /* the slot count is not kept: slots past the zone's tiles are never allocated, and
+         * every slot was zeroed at allocation, so walk until the sentinel */
+        for (size_t k = 0; t[k].used != UINT64_MAX; k++) {
+            nm_free(t[k].recs);
+            nm_free(t[k].fields);
+        }
+        nm_free(t);
+    }
+    nm_free(c->zone_tiles);
+    memset(c, 0, sizeof *c);
+}
+
+static size_t cache_tile_bytes(const nm_bgrd_tile *e, bool fields)
+{
+    return (size_t)e->records * (sizeof(nm_grid_rec) + (fields ? sizeof(nm_span_fields) : 0));
+}
+
+static void cache_drop(nm_bgrd_cache *c, nm_bgrd_cache_tile *t, const nm_bgrd_tile *e)
+{
+    if (!t->recs) return;
+    c->bytes -= cache_tile_bytes(e, t->fields != NULL);
+    nm_free(t->recs);
+    nm_free(t->fields);
+    t->recs = NULL;
+    t->fields = NULL;
+}
+
+/* Before a decode: marks the selected tiles' hits (used = clock) and prepares the slots this
+ * decode fills (fill = 1), evicting the least recently used tiles outside the selection to make
+ * room. Out of memory or budget only means fewer slots filled. */
+static void cache_prepare(nm_bgrd_cache *c, const nm_bgrd *g, uint32_t zone, const uint32_t *sel, size_t tc,
+                          bool fields)
+{
+    const nm_bgrd_zone *z = &g->zones[zone];
+    if (c->nzones < g->zone_count) {
+        nm_bgrd_cache_tile **zt = (nm_bgrd_cache_tile **)nm_realloc(c->zone_tiles, g->zone_count * sizeof *zt);
+        if (!zt) return;
+        for (uint32_t k = c->nzones; k < g->zone_count; k++) zt[k] = NULL;
+        c->zone_tiles = zt;
+        c->nzones = g->zone_count;
+    }
+    if (!c->zone_tiles[zone]) {
+        nm_bgrd_cache_tile *t = (nm_bgrd_cache_tile *)nm_calloc((size_t)z->tile_count + 1, sizeof *t);
+        if (!t) return;
+        t[z->tile_count].used = UINT64_MAX; /* sentinel for nm_bgrd_cache_free */
+        c->zone_tiles[zone] = t;
+    }
+    nm_bgrd_cache_tile *slots = c->zone_tiles[zone];
+    const size_t budget = c->budget ? c->budget : NM_BGRD_CACHE_BYTES;
+    c->clock++;
+    for (size_t k = 0; k < tc; k++) {
+        nm_bgrd_cache_tile *t = &slots[sel[k]];
+        t->fill = 0;
+        if (t->recs && (t->fields || !fields)) {
+            t->used = c->clock;
+            c->hits++;
+        }
+    }
+    for (size_t k = 0; k < tc; k++) {
+        const uint32_t ti = sel[k];
+        nm_bgrd_cache_tile *t = &slots[ti];
+        if (t->used == c->clock && t->recs) continue; /* a hit */
+        c->misses++;
+        cache_drop(c, t, &z->tiles[ti]); /* cached without the fields this decode needs */
+        const size_t need = cache_tile_bytes(&z->tiles[ti], fields);
+        if (need > budget) continue;
+        while (c->bytes + need > budget) { /* evict the least recently used, not this decode's */
+            nm_bgrd_cache_tile *lru = NULL;
+            const nm_bgrd_tile *lru_e = NULL;
+            for (uint32_t zz = 0; zz < c->nzones; zz++) {
+                nm_bgrd_cache_tile *s = c->zone_tiles[zz];
+                if (!s) continue;
+                for (uint32_t q = 0; q < g->zones[zz].tile_count; q++)
+                    if (s[q].recs && s[q].used != c->clock && !s[q].fill && (!lru || s[q].used < lru->used)) {
+                        lru = &s[q];
+                        lru_e = &g->zones[zz].tiles[q];
+                    }
+            }
+            if (!lru) break;
+            cache_drop(c, lru, lru_e);
+        }
+        if (c->bytes + need > budget) continue;
+        t->recs = (nm_grid_rec *)nm_malloc((size_t)z->tiles[ti].records * sizeof *t->recs);
+        t->fields = fields ? (nm_span_fields *)nm_malloc((size_t)z->tiles[ti].records * sizeof *t->fields) : NULL;
+        if (!t->recs || (fields && !t->fields)) {
+            nm_free(t->recs);
+            nm_free(t->fields);
+            t->recs = NULL;
+            t->fields = NULL;
+            continue;
+        }
+        c->bytes += need;
+        t->used = c->clock;
+        t->fill = 1;
+    }
+}
+
 void nm_bgrd_out_free(nm_bgrd_out *o)
 {
     if (!o) return;
@@ -554,7 +657,9 @@ void nm_bgrd_out_free(nm_bgrd_out *o)
     nm_free(o->order);
     nm_free(o->seg_start);
     nm_free(o->seg_n);
+    nm_bgrd_cache *c = o->cache;
     memset(o, 0, sizeof *o);
+    o->cache = c;
 }
 
 typedef struct rect_job {
@@ -564,6 +669,7 @@ typedef struct rect_job {
     nm_bgrd_out *out;
     int workers;
     uint32_t *sel;                 /* selected tiles, directory order (segment k = sel[k]) */
+    nm_bgrd_cache_tile *slots;     /* the zone's cache slots, NULL = no cache */
     nm_error errs[NM_WORKER_LIMIT];
     size_t fail_chunk[NM_WORKER_LIMIT];
     int fail_rc[NM_WORKER_LIMIT];
@@ -580,10 +686,22 @@ static int decode_one(void *ctx, size_t chunk)
     const nm_bgrd_tile *e = &j->g->zones[j->zone].tiles[tile];
     nm_grid_rec *recs = o->recs + o->seg_start[k];
     nm_span_fields *fl = j->fields ? o->fields + o->seg_start[k] : NULL;
-    int rc = nm_bgrd_decode_tile(j->g, j->zone, tile, &o->scratch[w], recs, &j->errs[w]);
-    if (!rc && j->fields)
-        rc = nm_bnvf_merge_tile(j->fields, j->zone, tile, recs, e->records, o->scratch[w].fspn, fl,
-                                &j->errs[w]);
+    nm_bgrd_cache_tile *ct = j->slots ? &j->slots[tile] : NULL;
+    int rc = NM_OK;
+    if (ct && ct->recs && !ct->fill && (ct->fields || !fl)) { /* a hit: the bytes a decode would write */
+        memcpy(recs, ct->recs, (size_t)e->records * sizeof *recs);
+        if (fl) memcpy(fl, ct->fields, (size_t)e->records * sizeof *fl);
+    } else {
+        rc = nm_bgrd_decode_tile(j->g, j->zone, tile, &o->scratch[w], recs, &j->errs[w]);
+        if (!rc && j->fields)
+            rc = nm_bnvf_merge_tile(j->fields, j->zone, tile, recs, e->records, o->scratch[w].fspn, fl,
+                                    &j->errs[w]);
+        if (!rc && ct && ct->fill) {
+            memcpy(ct->recs, recs, (size_t)e->records * sizeof *recs);
+            if (fl) memcpy(ct->fields, fl, (size_t)e->records * sizeof *fl);
+            ct->fill = 2; /* filled */
+        }
+    }
     if (rc) {
         j->fail_rc[w] = rc;
         j->fail_chunk[w] = chunk;
@@ -695,7 +813,17 @@ int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy
     j.out = out;
     j.workers = w;
     j.sel = sel;
+    if (out->cache) {
+        cache_prepare(out->cache, g, zone, sel, tc, fields != NULL);
+        if (zone < out->cache->nzones) j.slots = out->cache->zone_tiles[zone];
+    }
     int prc = nm_parallel_chunks(tc, w, decode_one, &j);
+    if (j.slots) /* slots a failed decode left unfilled hold no valid records: drop them */
+        for (size_t k = 0; k < tc; k++) {
+            nm_bgrd_cache_tile *t = &j.slots[sel[k]];
+            if (t->fill == 1) cache_drop(out->cache, t, &z->tiles[sel[k]]);
+            t->fill = 0;
+        }
     /* The first failing chunk (in chunk order, which is fixed) decides the message. */
     int best = -1;
     for (int i = 0; i < w; i++)

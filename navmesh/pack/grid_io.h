@@ -185,11 +185,37 @@ struct nm_bnvf;
  * [gx0, gx1) x [gy0, gy1) that their tile owns, with cell = (gy - gy0)*(gx1 - gx0) + (gx - gx0),
  * in tile directory order, then tile order (so the records of one cell are contiguous and in
  * stored order). fields[0 .. n) is filled when a sidecar was given. */
+/* A bounded cache of decoded tiles (whole tiles: apron and all records, tile-local cells; with
+ * their sidecar columns when decoded with fields), shared by every rectangle decode that names it:
+ * the tiers of a plan decode growing windows over the same tiles, and a host plans neighbouring
+ * legs back to back. A hit copies the records instead of decoding them: the same bytes. Least
+ * recently used tiles go first when a decode needs room; a tile larger than the budget is not
+ * kept. Zero it before first use; free with nm_bgrd_cache_free. Not thread-safe: one decode at a
+ * time (its workers only copy into slots prepared before they start). */
+typedef struct nm_bgrd_cache_tile {
+    nm_grid_rec *recs;        /* NULL: not cached */
+    nm_span_fields *fields;   /* NULL: cached without fields */
+    uint64_t used;            /* clock of the last decode that read or filled it */
+    uint8_t fill;             /* during a decode: 1 = this decode fills the slot */
+} nm_bgrd_cache_tile;
+typedef struct nm_bgrd_cache {
+    size_t budget;            /* bytes; 0 = NM_BGRD_CACHE_BYTES */
+    size_t bytes;             /* held now */
+    nm_bgrd_cache_tile **zone_tiles; /* per zone (NULL until used): tile_count slots */
+    uint32_t nzones;
+    uint64_t clock;
+    uint64_t hits, misses;    /* tiles copied / decoded (statistics) */
+} nm_bgrd_cache;
+#define NM_BGRD_CACHE_BYTES ((size_t)160 << 20) /* the demo town's whole zone with its sidecar */
+void nm_bgrd_cache_free(nm_bgrd_cache *c);
+
 typedef struct nm_bgrd_out {
     nm_grid_rec *recs;
     nm_span_fields *fields;
     size_t n;
     int32_t gx0, gy0, gx1, gy1;
+    nm_bgrd_cache *cache;      /* set by the caller (NULL = none); not owned: nm_bgrd_out_free
+                                  leaves it alone */
     /* internals (reused) */
     size_t cap, fields_cap;
     nm_bgrd_scratch scratch[NM_WORKER_LIMIT];

@@ -111,6 +111,22 @@ double nm_route_limit1(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t g
 /* limit2 = min over the four edges of R = [m-1, nx-m] x [m-1, ny-m] (m = 64) of
  * min F(e(t)), F(p) = |p - s| + |p - g|, by 100 ternary-search steps each, minus 1. */
 double nm_route_limit2(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj);
+
+/* Window sides lying on the region rectangle (the window was clipped there): every cell of the
+ * region lies inside it, so no route of the Full window leaves the small window across such a
+ * side and the window cuts nothing there. The trust zone has no edge on these sides. */
+#define NM_SIDE_X0 1u
+#define NM_SIDE_Y0 2u
+#define NM_SIDE_X1 4u
+#define NM_SIDE_Y1 8u
+unsigned nm_route_region_sides(const nm_cell_rect *win, const nm_cell_rect *region_rect);
+/* limit1 / limit2 without the edges of the region sides (0 = the plain limit1 / limit2): limit1
+ * counts only the other edges (INFINITY when none), limit2's boundary lines on the other sides run
+ * to the window's edge across the region sides (INFINITY when every side is a region side). */
+double nm_route_limit1_sides(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj,
+                             unsigned region_sides);
+double nm_route_limit2_sides(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj,
+                             unsigned region_sides);
 /* The early give-up bound of the baseline and topology searches: limit2 - (ds + dg)/kCS + 1. */
 double nm_route_give_up(double limit2, double ds_px, double dg_px);
 /* After a solve: cost + (ds + dg)/kCS >= limit2 escalates. */
@@ -187,10 +203,18 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
  * when none. */
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
                       double gy, double *ds, double *dg, nm_error *err);
+/* The same reading the tiles a cache holds instead of decoding them (cache NULL = none; only
+ * read: tiles it lacks are decoded into temporary buffers). Same results. */
+int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
+                             double sy, double gx, double gy, double *ds, double *dg, nm_error *err);
 
 /* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
+/* The same through a decoded-tile cache (NULL = none): the region's tiles are read from it, or
+ * decoded with the sidecar columns (fields, may be NULL) and left in it for the windows. */
+int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
+                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)
@@ -275,6 +299,8 @@ typedef struct nm_route_engine {
     uint64_t clock;
     int workers;
     nm_bgrd_out patch_start, patch_goal, decode; /* decode buffers; `decode` lives for one plan (all its tiers) */
+    nm_bgrd_cache tiles;      /* decoded tiles kept across tiers and plans (bounded; the patches,
+                                 the windows and the ledge-drop landings read through it) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",

@@ -128,6 +128,7 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_bgrd_out_free(&e->patch_start);
     nm_bgrd_out_free(&e->patch_goal);
     nm_bgrd_out_free(&e->decode);
+    nm_bgrd_cache_free(&e->tiles);
     memset(e, 0, sizeof *e);
 }
 
@@ -217,7 +218,9 @@ static int cached_bbox(nm_route_engine *e, nm_route_zone_entry *z, uint32_t rid,
             *out = z->bbox[i];
             return NM_OK;
         }
-    int rc = nm_region_bbox(&e->grid, (uint32_t)z->bgrd_zone, rid, out, err);
+    /* the region's tiles go through the tile cache: the first window finds them decoded */
+    int rc = nm_region_bbox_cached(&e->grid, (uint32_t)z->bgrd_zone, &e->tiles, e->has_fields ? &e->fields : NULL,
+                                   e->workers, rid, out, err);
     if (rc) return rc;
     if (z->nbbox == z->bbox_cap) {
         uint32_t nc = z->bbox_cap ? 2 * z->bbox_cap : 8;
@@ -288,6 +291,7 @@ static int decode_patch(nm_route_engine *e, int zone, double x0, double y0, doub
     int64_t ly = gcell(fmin(y0, y1)) - r, hy = gcell(fmax(y0, y1)) + r + 1;
     if (lx < INT32_MIN || hx > INT32_MAX || ly < INT32_MIN || hy > INT32_MAX)
         return nm_fail(err, NM_ERR_ARG, "patch out of range");
+    out->cache = &e->tiles;
     return nm_bgrd_decode_rect(&e->grid, (uint32_t)zone, (int32_t)lx, (int32_t)ly, (int32_t)hx,
                                (int32_t)hy, NULL, e->workers, out, err);
 }
@@ -847,6 +851,7 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
         }
         nm_bgrd_out o;
         memset(&o, 0, sizeof o);
+        o.cache = &e->tiles;
         rc = nm_bgrd_decode_rect(&e->grid, (uint32_t)bz, (int32_t)lx, (int32_t)ly, (int32_t)hx + 1, (int32_t)hy + 1,
                                  &e->fields, e->workers, &o, err);
         uint32_t *head = NULL;
@@ -1157,7 +1162,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     }
     /* 8. both ends within 8 px of a core cell on the whole zone */
     double dcs, dcg;
-    rc = nm_core_anchor_px(&e->grid, (uint32_t)bz, q->sx, q->sy, q->gx, q->gy, &dcs, &dcg, &perr);
+    rc = nm_core_anchor_px_cached(&e->grid, (uint32_t)bz, &e->tiles, q->sx, q->sy, q->gx, q->gy, &dcs, &dcg, &perr);
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc) {
         fail_check(r, 9, "grid decode failed: %.400s", perr.msg);
@@ -1274,6 +1279,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         wr.ndiscs = q->ndiscs;
         wr.workers = e->workers;
         wr.reuse = &e->decode; /* decoded records kept across the tiers of a plan: no fresh pages per tier */
+        e->decode.cache = &e->tiles; /* tiles decoded once for all tiers (and the next plans) */
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
@@ -1323,8 +1329,10 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         sq.goal_deck_set = deck;
         sq.goal_deck = q->goal_deck_y;
         sq.small = ch.kind == NM_TIER_TENTATIVE;
-        sq.limit1 = nm_route_limit1(w.win.nx, w.win.ny, si, sj, gi, gj);
-        sq.limit2 = nm_route_limit2(w.win.nx, w.win.ny, si, sj, gi, gj);
+        /* sides clipped to the region rectangle cut no route: no trust edge there */
+        sq.region_sides = nm_route_region_sides(&ch.rect, &R);
+        sq.limit1 = nm_route_limit1_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
+        sq.limit2 = nm_route_limit2_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
         sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
         sq.los = los_adapter;
         sq.los_ctx = &lc;
@@ -1354,7 +1362,13 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             const char *why = sr.status == NM_SEARCH_ESCALATE
                                   ? nm_escalation_name(nm_escalation_from_search(sr.reason))
                                   : (sr.message[0] ? sr.message : "no route");
-            note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, why);
+            /* an escalation also names the layer that asked for it (the search's message) */
+            char whyl[320];
+            if (sr.status == NM_SEARCH_ESCALATE && sr.message[0])
+                snprintf(whyl, sizeof whyl, "%.100s (%.200s)", why, sr.message);
+            else
+                snprintf(whyl, sizeof whyl, "%.300s", why);
+            note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, whyl);
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "%.400s", sr.message[0] ? sr.message : why);
                 r->code = search_fail_code(&sr, deck, q->start_deck_y > NM_kFloorYValidMin);

@@ -98,6 +98,7 @@ typedef struct core_job {
     int64_t ex[2], ey[2];
     int64_t *best;       /* per listed tile: 2 minima */
     nm_error *errs;      /* per listed tile */
+    const nm_bgrd_cache_tile *slots; /* the zone's cached tiles (read only), NULL = none */
 } core_job;
 
 static int core_tile(void *ctx, size_t chunk)
@@ -106,9 +107,13 @@ static int core_tile(void *ctx, size_t chunk)
     const nm_bgrd_tile *t = &j->g->zones[j->zone].tiles[j->tiles[chunk]];
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
-    nm_grid_rec *buf = (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *buf);
-    int rc = buf ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, buf, &j->errs[chunk])
-                 : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
+    /* a cached tile holds the records a decode would give */
+    const nm_grid_rec *cached = j->slots ? j->slots[j->tiles[chunk]].recs : NULL;
+    nm_grid_rec *own = cached ? NULL : (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *own);
+    int rc = cached ? NM_OK
+             : own  ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, own, &j->errs[chunk])
+                    : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
+    const nm_grid_rec *buf = cached ? cached : own;
     int64_t *best = &j->best[2 * chunk];
     best[0] = best[1] = INT64_MAX;
     for (uint32_t k = 0; rc == NM_OK && k < t->records; k++) {
@@ -122,13 +127,19 @@ static int core_tile(void *ctx, size_t chunk)
             if (d2 < best[e]) best[e] = d2;
         }
     }
-    nm_free(buf);
+    nm_free(own);
     nm_bgrd_scratch_free(&s);
     return rc;
 }
 
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
                       double gy, double *ds, double *dg, nm_error *err)
+{
+    return nm_core_anchor_px_cached(g, zone, NULL, sx, sy, gx, gy, ds, dg, err);
+}
+
+int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
+                             double sy, double gx, double gy, double *ds, double *dg, nm_error *err)
 {
     const int64_t half = 2 * NM_PICK_RADIUS; /* 16 px = 64 cells */
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "core distance: no zone %u", zone);
@@ -137,6 +148,7 @@ int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, dou
     memset(&j, 0, sizeof j);
     j.g = g;
     j.zone = zone;
+    j.slots = cache && zone < cache->nzones ? cache->zone_tiles[zone] : NULL;
     j.ex[0] = gcell(sx);
     j.ex[1] = gcell(gx);
     j.ey[0] = gcell(sy);
@@ -202,10 +214,48 @@ int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, dou
 }
 
 /* 类的包围盒: one scan of the zone's tiles (dictionary fast path first). */
+/* One more cell of the region in the box. */
+static void bbox_add(nm_cell_rect *out, bool *any, int64_t cx, int64_t cy)
+{
+    if (!*any) {
+        *out = (nm_cell_rect){cx, cy, cx, cy};
+        *any = true;
+        return;
+    }
+    if (cx < out->x0) out->x0 = cx;
+    if (cx > out->x1) out->x1 = cx;
+    if (cy < out->y0) out->y0 = cy;
+    if (cy > out->y1) out->y1 = cy;
+}
+
+/* A tile's own cells through the cache: a rectangle decode of its own rectangle (the records of
+ * the cells it owns, as a plain decode gives them), which also leaves the tile in the cache for
+ * the windows that follow. */
+static int bbox_tile_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile *t, nm_bgrd_cache *cache,
+                            const struct nm_bnvf *fields, int workers, nm_bgrd_out *o, uint32_t rid,
+                            nm_cell_rect *out, bool *any, nm_error *err)
+{
+    const int32_t ox0 = t->gx0 + t->px0, oy0 = t->gy0 + t->py0;
+    const int32_t w = t->px1 - t->px0 + 1;
+    o->cache = cache;
+    int rc = nm_bgrd_decode_rect(g, zone, ox0, oy0, ox0 + w, t->gy0 + t->py1 + 1, fields, workers, o, err);
+    for (size_t k = 0; rc == NM_OK && k < o->n; k++)
+        if (o->recs[k].rid == rid) bbox_add(out, any, ox0 + o->recs[k].cell % w, oy0 + o->recs[k].cell / w);
+    return rc;
+}
+
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err)
 {
+    return nm_region_bbox_cached(g, zone, NULL, NULL, 0, rid, out, err);
+}
+
+int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
+                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err)
+{
     *out = (nm_cell_rect){0, 0, -1, -1};
+    nm_bgrd_out o;
+    memset(&o, 0, sizeof o);
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
     const nm_bgrd_zone *z = &g->zones[zone];
     nm_bgrd_scratch s;
@@ -235,6 +285,10 @@ int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *
         bool has = false;
         for (uint32_t k = 0; k < nd; k++) has |= rids[k] == rid;
         if (!has) continue;
+        if (cache) {
+            rc = bbox_tile_cached(g, zone, t, cache, fields, workers, &o, rid, out, &any, err);
+            continue;
+        }
         rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
         if (rc) break;
         for (uint32_t k = 0; k < t->records; k++) {
@@ -256,5 +310,6 @@ int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *
     nm_free(buf);
     nm_free(rids);
     nm_bgrd_scratch_free(&s);
+    nm_bgrd_out_free(&o);
     return rc;
 }

@@ -208,13 +208,25 @@ nm_tier_action nm_tier_after(nm_tier_state *s, const nm_tier_choice *c, const nm
 /* 小窗结果的检查: limit1. */
 double nm_route_limit1(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj)
 {
+    return nm_route_limit1_sides(nx, ny, si, sj, gi, gj, 0);
+}
+
+double nm_route_limit1_sides(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj,
+                             unsigned region_sides)
+{
     int64_t p[2][2] = {{si, sj}, {gi, gj}}, best = INT64_MAX;
     for (int k = 0; k < 2; k++) {
         int64_t d[4] = {p[k][0], p[k][1], (int64_t)nx - 1 - p[k][0], (int64_t)ny - 1 - p[k][1]};
         for (int e = 0; e < 4; e++)
-            if (d[e] < best) best = d[e];
+            if (!(region_sides & (1u << e)) && d[e] < best) best = d[e];
     }
-    return (double)best - NM_kTrustMargin;
+    return best == INT64_MAX ? INFINITY : (double)best - NM_kTrustMargin;
+}
+
+unsigned nm_route_region_sides(const nm_cell_rect *win, const nm_cell_rect *region_rect)
+{
+    return (win->x0 <= region_rect->x0 ? NM_SIDE_X0 : 0u) | (win->y0 <= region_rect->y0 ? NM_SIDE_Y0 : 0u) |
+           (win->x1 >= region_rect->x1 ? NM_SIDE_X1 : 0u) | (win->y1 >= region_rect->y1 ? NM_SIDE_Y1 : 0u);
 }
 
 static double f_sum(double x, double y, double si, double sj, double gi, double gj)
@@ -226,11 +238,25 @@ static double f_sum(double x, double y, double si, double sj, double gi, double 
  * boundary; each edge by ternary search. */
 double nm_route_limit2(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj)
 {
+    return nm_route_limit2_sides(nx, ny, si, sj, gi, gj, 0);
+}
+
+double nm_route_limit2_sides(int32_t nx, int32_t ny, int64_t si, int64_t sj, int64_t gi, int64_t gj,
+                             unsigned region_sides)
+{
     const double m = NM_kTrustMargin;
-    double x0 = m - 1, y0 = m - 1, x1 = (double)nx - m, y1 = (double)ny - m;
+    /* a side on the region rectangle has no boundary line; the other lines run on to the
+     * window's edge there (the ring beyond them is still in the window) */
+    double x0 = (region_sides & NM_SIDE_X0) ? 0.0 : m - 1, y0 = (region_sides & NM_SIDE_Y0) ? 0.0 : m - 1;
+    double x1 = (region_sides & NM_SIDE_X1) ? (double)nx - 1 : (double)nx - m;
+    double y1 = (region_sides & NM_SIDE_Y1) ? (double)ny - 1 : (double)ny - m;
+    /* edges: y0 (top, x0 -> x1), x1 (right), y1 (bottom), x0 (left) */
     double cx[5] = {x0, x1, x1, x0, x0}, cy[5] = {y0, y0, y1, y1, y0};
+    const unsigned side_of_edge[4] = {NM_SIDE_Y0, NM_SIDE_X1, NM_SIDE_Y1, NM_SIDE_X0};
     double best = INFINITY;
     for (int e = 0; e < 4; e++) {
+        if (region_sides & side_of_edge[e])
+            continue;
         double ax = cx[e], ay = cy[e], bx = cx[e + 1], by = cy[e + 1];
         double lo = 0.0, hi = 1.0;
         for (int it = 0; it < 100; it++) {

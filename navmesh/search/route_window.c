@@ -342,6 +342,14 @@ static int chain_out(const leg *L, const solve_res *r, nm_search_chain *c, nm_er
 
 /* The corridor (走廊) from the topology path and the open area solidc; band ∧ lim into limg.
  * Returns 1 when a small window's band enters the outer ring. */
+/* A cell in the trust zone's outer ring (within m of a window side that is not on the region
+ * rectangle: region_sides bits 0 x0, 1 y0, 2 x1, 3 y1). */
+static bool in_outer_ring(unsigned region_sides, int64_t i, int64_t j, int64_t nx, int64_t ny, int64_t m)
+{
+    return (!(region_sides & 1u) && i < m) || (!(region_sides & 2u) && j < m) ||
+           (!(region_sides & 4u) && i >= nx - m) || (!(region_sides & 8u) && j >= ny - m);
+}
+
 static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint8_t *limg,
                     uint8_t *solidc, nm_error *err)
 {
@@ -374,12 +382,32 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
             thr = NM_kChordFrac * hw;
         solidc[c] = (uint8_t)(w->dist[c] >= thr);
         limg[c] = (uint8_t)(in && (!lim || lim[c]));
-        if (in && L->req->small &&
-            (i < m || j < m || i >= (int64_t)s->nx - m || j >= (int64_t)s->ny - m))
+        if (in && L->req->small && in_outer_ring(L->req->region_sides, i, j, s->nx, s->ny, m))
             edge = 1;
         if (++i == s->nx) { /* (i, j) = (c % nx, c / nx) without the divisions */
             i = 0;
             j++;
+        }
+    }
+    /* The band must hold the seed path as a path of the geometry layer: a diagonal step needs both
+     * side cells (no corner cutting), and a seed whose clearance is under one cell (kCS) does not
+     * cover them, so the layer found no path in the corridor. The topology layer took the step,
+     * so both side cells are in its lim. */
+    for (uint32_t k = 1; rc == NM_OK && k < seed->n; k++) {
+        if (seed->link[k])
+            continue;
+        const uint32_t a = seed->cell[k - 1], b = seed->cell[k];
+        const uint32_t ai = a % s->nx, aj = a / s->nx, bi = b % s->nx, bj = b / s->nx;
+        if (ai == bi || aj == bj)
+            continue;
+        const uint32_t side[2] = {aj * s->nx + bi, bj * s->nx + ai};
+        for (int q = 0; q < 2; q++) {
+            const uint32_t c = side[q], ci = c % s->nx, cj = c / s->nx;
+            if (limg[c] || (lim && !lim[c]))
+                continue;
+            limg[c] = 1;
+            if (L->req->small && in_outer_ring(L->req->region_sides, ci, cj, s->nx, s->ny, m))
+                edge = 1;
         }
     }
     nm_free(src);

@@ -37,6 +37,8 @@ typedef struct nm_search_request {
                                  (small only); <= 0 means limit2 - (ds + dg)/kCS + 1 */
     nm_search_los_fn los; /* geometry-layer sight; NULL = no chords (cell steps only) */
     void *los_ctx;
+    unsigned region_sides; /* window sides on the region rectangle (NM_SIDE_* of route.h: bit 0
+                              x0, 1 y0, 2 x1, 3 y1): the corridor's outer-ring check skips them */
 } nm_search_request;
 
 /* Result status. */

@@ -116,6 +116,52 @@ Test(bnvf, sidecar_columns_merge_into_decoded_records_for_any_worker_count)
     fixture_free(&f);
 }
 
+/* The decoded-tile cache (issue 14): decodes through it give the bytes of uncached decodes, with
+ * and without fields, for growing and moving rectangles, and with a budget small enough to evict. */
+Test(bnvf, decodes_through_the_tile_cache_are_identical)
+{
+    fixture f;
+    fixture_make(&f, fx_mixed_cell);
+    nm_bnvf side;
+    parse_side(&f, &side);
+    nm_error e = {0};
+    int32_t zx = (int32_t)llround(10.3 / 0.25), zy = (int32_t)llround(-5.1 / 0.25);
+    const int32_t rects[5][4] = {{10, 12, 37, 33}, {0, 0, 70, 50}, {30, 5, 60, 45}, {10, 12, 37, 33}, {-3, -3, 20, 20}};
+    /* the second budget holds about three tiles with fields: every pass evicts */
+    uint32_t maxrec = 0;
+    for (uint32_t t = 0; t < f.grid.zones[0].tile_count; t++)
+        if (f.grid.zones[0].tiles[t].records > maxrec) maxrec = f.grid.zones[0].tiles[t].records;
+    const size_t budgets[2] = {0, 3 * (size_t)maxrec * (sizeof(nm_grid_rec) + sizeof(nm_span_fields))};
+    for (int bi = 0; bi < 2; bi++) {
+        nm_bgrd_cache cache;
+        memset(&cache, 0, sizeof cache);
+        cache.budget = budgets[bi];
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < 5; k++) {
+                const int32_t *r = rects[k];
+                const nm_bnvf *fl = (k + pass) % 2 ? NULL : &side; /* alternate with and without fields */
+                nm_bgrd_out a = {0}, b = {0};
+                b.cache = &cache;
+                cr_assert_eq(nm_bgrd_decode_rect(&f.grid, 0, zx + r[0], zy + r[1], zx + r[2], zy + r[3], fl, 2, &a, &e),
+                             NM_OK, "%s", e.msg);
+                cr_assert_eq(nm_bgrd_decode_rect(&f.grid, 0, zx + r[0], zy + r[1], zx + r[2], zy + r[3], fl, 3, &b, &e),
+                             NM_OK, "%s", e.msg);
+                cr_assert_eq(a.n, b.n, "budget %zu, rect %d", budgets[bi], k);
+                cr_assert_eq(memcmp(a.recs, b.recs, a.n * sizeof *a.recs), 0, "budget %zu, rect %d", budgets[bi], k);
+                if (fl) cr_assert_eq(memcmp(a.fields, b.fields, a.n * sizeof *a.fields), 0);
+                cr_assert_leq(cache.bytes, cache.budget ? cache.budget : NM_BGRD_CACHE_BYTES);
+                cr_assert_eq(b.cache, &cache, "the out buffer keeps its cache");
+                nm_bgrd_out_free(&a);
+                nm_bgrd_out_free(&b);
+            }
+        cr_assert_gt(cache.misses, 0);
+        cr_expect_gt(cache.hits, 0, "budget %zu: a repeated rectangle is copied from the cache", budgets[bi]);
+        nm_bgrd_cache_free(&cache);
+    }
+    nm_bnvf_free(&side);
+    fixture_free(&f);
+}
+
 Test(bnvf, steps_merge_skips_directions_the_main_pack_leaves_open)
 {
     fixture f;

@@ -189,6 +189,40 @@ Test(pick, core_distance_measures_both_ends_on_the_whole_zone, .init = write_zon
     cr_expect_gt(dg, NM_kSnapRadius);
 }
 
+/* Through the engine's decoded-tile cache (issue 14) the check reads cached tiles instead of
+ * decoding them: the same distances, with the cache empty, partly or wholly filled. */
+Test(pick, core_distance_through_the_tile_cache_is_the_same, .init = write_zone, .fini = free_zone)
+{
+    const double pts[3][4] = {{23 * 0.25 + 0.1, 24 * 0.25 + 0.1, 180 * 0.25 + 0.1, 84 * 0.25 + 0.1},
+                              {100 * 0.25, 50 * 0.25, 100 * 0.25, 50 * 0.25},
+                              {60 * 0.25, 12 * 0.25, 20 * 0.25, 21 * 0.25}};
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    const int32_t fill[3][4] = {{0, 0, 0, 0}, {0, 0, 70, 40}, {-8, -8, 260, 160}}; /* none, part, all */
+    for (int f = 0; f < 3; f++) {
+        if (fill[f][2] > fill[f][0]) {
+            nm_bgrd_out o = {0};
+            o.cache = &cache;
+            nm_error e = {0};
+            cr_assert_eq(nm_bgrd_decode_rect(&grid, 0, fill[f][0], fill[f][1], fill[f][2], fill[f][3], NULL, 1, &o, &e),
+                         NM_OK, "%s", e.msg);
+            nm_bgrd_out_free(&o);
+        }
+        for (int k = 0; k < 3; k++) {
+            double a[2], b[2];
+            nm_error err = {0};
+            cr_assert_eq(nm_core_anchor_px(&grid, 0, pts[k][0], pts[k][1], pts[k][2], pts[k][3], &a[0], &a[1], &err), NM_OK);
+            cr_assert_eq(nm_core_anchor_px_cached(&grid, 0, &cache, pts[k][0], pts[k][1], pts[k][2], pts[k][3], &b[0],
+                                                  &b[1], &err),
+                         NM_OK, "%s", err.msg);
+            cr_expect_eq(a[0], b[0], "fill %d, point %d", f, k);
+            cr_expect_eq(a[1], b[1], "fill %d, point %d", f, k);
+        }
+    }
+    cr_expect_gt(cache.bytes, 0);
+    nm_bgrd_cache_free(&cache);
+}
+
 Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_zone)
 {
     nm_cell_rect r;
@@ -200,4 +234,26 @@ Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_z
     cr_expect_eq(r.y1, 12);
     cr_assert_eq(nm_region_bbox(&grid, 0, 9, &r, &err), NM_OK);
     cr_expect(nm_cell_rect_empty(&r));
+}
+
+/* Through the tile cache (issue 14) the box is the same, and the region's tiles stay cached. */
+Test(pick, region_bbox_through_the_tile_cache_is_the_same, .init = write_zone, .fini = free_zone)
+{
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    const uint32_t rids[4] = {1, 2, 3, 9};
+    for (int pass = 0; pass < 2; pass++) /* the second pass reads cached tiles */
+        for (int k = 0; k < 4; k++) {
+            nm_cell_rect a, b;
+            nm_error err = {0};
+            cr_assert_eq(nm_region_bbox(&grid, 0, rids[k], &a, &err), NM_OK, "%s", err.msg);
+            cr_assert_eq(nm_region_bbox_cached(&grid, 0, &cache, NULL, 1, rids[k], &b, &err), NM_OK, "%s", err.msg);
+            cr_expect(nm_cell_rect_equal(&a, &b) || (nm_cell_rect_empty(&a) && nm_cell_rect_empty(&b)),
+                      "region %u pass %d: (%lld, %lld)-(%lld, %lld) vs (%lld, %lld)-(%lld, %lld)", rids[k], pass,
+                      (long long)a.x0, (long long)a.y0, (long long)a.x1, (long long)a.y1, (long long)b.x0,
+                      (long long)b.y0, (long long)b.x1, (long long)b.y1);
+        }
+    cr_expect_gt(cache.bytes, 0);
+    cr_expect_gt(cache.hits, 0);
+    nm_bgrd_cache_free(&cache);
 }

@@ -222,6 +222,43 @@ Test(tiers, limit2_matches_a_dense_scan_of_the_trust_zone_edge)
     cr_expect_float_eq(nm_route_limit2(500, 500, 250, 250, 250, 250), 2.0 * 186 - 1, 1e-6); /* edges at 63 and 436 */
 }
 
+/* Sides of a window clipped to the region rectangle cut no route (issue 14: small windows at a
+ * region's border were refused "no path on the walk mask" although the route lies inside). */
+Test(tiers, region_sides_have_no_trust_edge)
+{
+    nm_cell_rect R = {0, 0, 999, 999};
+    nm_cell_rect w1 = {0, 100, 500, 999}, w2 = {10, 10, 20, 20}, w3 = R;
+    cr_expect_eq(nm_route_region_sides(&w1, &R), NM_SIDE_X0 | NM_SIDE_Y1);
+    cr_expect_eq(nm_route_region_sides(&w2, &R), 0u);
+    cr_expect_eq(nm_route_region_sides(&w3, &R), NM_SIDE_X0 | NM_SIDE_Y0 | NM_SIDE_X1 | NM_SIDE_Y1);
+    /* no region side: the plain bounds */
+    cr_expect_float_eq(nm_route_limit1_sides(300, 200, 10, 90, 180, 120, 0), nm_route_limit1(300, 200, 10, 90, 180, 120), 1e-12);
+    cr_expect_float_eq(nm_route_limit2_sides(300, 200, 10, 90, 180, 120, 0), nm_route_limit2(300, 200, 10, 90, 180, 120), 1e-12);
+    /* the start 10 cells from x0: with x0 on the region rectangle the nearest cut edge is y0 (90)
+     * for the start, and the goal's 79 to y1 */
+    cr_expect_float_eq(nm_route_limit1_sides(300, 200, 10, 90, 180, 120, NM_SIDE_X0), 79.0 - 64.0, 1e-12);
+    cr_expect(isinf(nm_route_limit1_sides(300, 200, 10, 90, 180, 120, 15u)));
+    cr_expect(isinf(nm_route_limit2_sides(300, 200, 10, 90, 180, 120, 15u)));
+    /* an end outside the trust zone across x0: the plain limit2 is about the leg itself (any route
+     * escalates), without the x0 edge it is the nearest other edge's */
+    double plain = nm_route_limit2(300, 200, 10, 90, 180, 120);
+    double leg = hypot(170.0, 30.0);
+    cr_expect(plain <= leg, "plain limit2 %f, leg %f", plain, leg);
+    double sides = nm_route_limit2_sides(300, 200, 10, 90, 180, 120, NM_SIDE_X0);
+    /* brute force over the three other edges, the y0 and y1 lines running to x = 0 */
+    double best = INFINITY;
+    for (int k = 0; k <= 300000; k++) {
+        double t = k / 300000.0;
+        double pts[3][2] = {{0 + t * (236 - 0), 63}, {236, 63 + t * (136 - 63)}, {0 + t * (236 - 0), 136}};
+        for (int e = 0; e < 3; e++) {
+            double f = hypot(pts[e][0] - 10, pts[e][1] - 90) + hypot(pts[e][0] - 180, pts[e][1] - 120);
+            if (f < best) best = f;
+        }
+    }
+    cr_expect_float_eq(sides, best - 1, 1e-3, "%f vs %f", sides, best - 1);
+    cr_expect(sides > leg, "%f vs leg %f", sides, leg);
+}
+
 Test(tiers, give_up_bound_and_cost_check_agree)
 {
     double limit2 = 1033.0, ds = 1.0, dg = 0.5; /* 6 cells of snap */

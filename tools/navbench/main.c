@@ -5,7 +5,14 @@
  * article's 点数的变化, lift displacements, the unchecked share, legs with a drop / a hop).
  *
  *   navbench --pack P --zone Z (--legs FILE | --random N --seed S) [--nogo F] [--workers N]
- *            [--self-check] [--audit LEVEL.obj [--audit-config ZONE.json] [--audit-scale S]]
+ *            [--self-check] [--compare OLD.jsonl] [--audit LEVEL.obj [--audit-config ZONE.json]
+ *            [--audit-scale S]]
+ *
+ * Per leg and in the summary, each search stage also as nanoseconds per window cell (ns_per_cell:
+ * the stage's time over the accepted window's cells, so legs of different sizes compare); the
+ * summary gives the process's peak RSS (getrusage). --compare reads an earlier run's output (the
+ * same legs: matched by leg number and end points) and prints per leg the ratio new / old of each
+ * stage's time, and their geometric means (stderr: a table; stdout: "compare" in the summary).
  *
  * --audit checks every ok route against the level's own triangles (tools/navaudit/audit.h): each
  * leg line gets "audit": {"kind", "msg"}, the summary "audit": {"checked", "failures"}.
@@ -16,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "route/route.h"
 #include "window/window_gate.h"
@@ -30,8 +39,8 @@ typedef struct leg {
 static void usage(void)
 {
     fprintf(stderr, "usage: navbench --pack P --zone Z (--legs FILE | --random N --seed S) "
-                    "[--nogo F] [--workers N] [--self-check] [--audit LEVEL.obj [--audit-config ZONE.json] "
-                    "[--audit-scale S]]\n");
+                    "[--nogo F] [--workers N] [--self-check] [--compare OLD.jsonl] "
+                    "[--audit LEVEL.obj [--audit-config ZONE.json] [--audit-scale S]]\n");
 }
 
 static uint64_t rng_next(uint64_t *s)
@@ -75,6 +84,69 @@ enum { ST_CHECKS, ST_WINDOW, ST_TOPO, ST_GEO, ST_PULL, ST_ASSEMBLE, ST_LIFT, ST_
 static const char *k_stage[ST_N] = {"checks", "window", "topology", "geometry", "pull", "assemble",
                                     "lift", "post", "total"};
 
+/* One leg of an earlier run (--compare). */
+typedef struct old_leg {
+    double sx, sy, gx, gy;
+    double ms[ST_N];
+    double cpu_ms;  /* NAN when the old run did not record it */
+    bool ok;
+} old_leg;
+
+/* The number after "key": in s (the first one), or NAN. */
+static double json_num(const char *s, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(s, k);
+    return p ? strtod(p + strlen(k), NULL) : NAN;
+}
+
+/* Reads the per-leg lines of a navbench output; NULL (message printed) when unreadable. */
+static old_leg *read_old(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "navbench: cannot open %s\n", path);
+        return NULL;
+    }
+    old_leg *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "{\"leg\":", 7) != 0) continue;
+        size_t i = (size_t)strtoul(line + 7, NULL, 10);
+        if (i >= *n) {
+            if (i >= cap) {
+                size_t nc = cap ? cap : 64;
+                while (nc <= i) nc *= 2;
+                old_leg *nv = (old_leg *)realloc(v, nc * sizeof *v);
+                if (!nv) break;
+                v = nv;
+                cap = nc;
+            }
+            for (size_t k = *n; k <= i; k++) v[k].sx = NAN;
+            *n = i + 1;
+        }
+        old_leg *o = &v[i];
+        o->sx = json_num(line, "sx");
+        o->sy = json_num(line, "sy");
+        o->gx = json_num(line, "gx");
+        o->gy = json_num(line, "gy");
+        o->ok = strstr(line, "\"ok\":true") != NULL;
+        const char *ms = strstr(line, "\"ms\":{");
+        for (int k = 0; k < ST_N; k++) o->ms[k] = ms ? json_num(ms, k_stage[k]) : NAN;
+        o->cpu_ms = json_num(line, "cpu_ms");
+    }
+    fclose(f);
+    if (!v) fprintf(stderr, "navbench: no legs in %s\n", path);
+    return v;
+}
+
+/* Stages shown as ns per window cell: the window build and the two searches. */
+static const int k_per_cell[] = {ST_WINDOW, ST_TOPO, ST_GEO, ST_TOTAL};
+#define N_PER_CELL (sizeof k_per_cell / sizeof *k_per_cell)
+
 /* Pull steps taken unchecked (拉直 step 3): a pulled segment joining two neighbours of the taut
  * chain (StringPull only takes i + 1 when nothing further is visible). */
 static void unchecked_steps(const nm_route_points *taut, const nm_route_points *pulled,
@@ -97,7 +169,7 @@ static void unchecked_steps(const nm_route_points *taut, const nm_route_points *
 
 int main(int argc, char **argv)
 {
-    const char *pack_path = NULL, *zone = NULL, *legs_path = NULL, *nogo = NULL;
+    const char *pack_path = NULL, *zone = NULL, *legs_path = NULL, *nogo = NULL, *compare = NULL;
     long nrandom = -1;
     unsigned long long seed = 1;
     int workers = 0;
@@ -117,6 +189,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--random")) nrandom = strtol(argv[++i], NULL, 10);
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 10);
         else if (v && !strcmp(a, "--workers")) workers = atoi(argv[++i]);
+        else if (v && !strcmp(a, "--compare")) compare = argv[++i];
         else if (!strcmp(a, "--self-check")) self_check = true;
         else if (v && !strcmp(a, "--audit")) audit_obj = argv[++i];
         else if (v && !strcmp(a, "--audit-config")) audit_cfg = argv[++i];
@@ -223,6 +296,26 @@ int main(int argc, char **argv)
         nlegs = (size_t)nrandom;
     }
 
+    old_leg *old = NULL;
+    size_t nold = 0;
+    if (compare && !(old = read_old(compare, &nold))) {
+        free(legs);
+        nm_pack_free(&pack);
+        return 1;
+    }
+    /* log ratios new / old per stage over the legs both runs planned */
+    double lsum[ST_N] = {0};
+    size_t lcount[ST_N] = {0};
+    double *npc[N_PER_CELL];
+    for (size_t k = 0; k < N_PER_CELL; k++) npc[k] = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    size_t nnpc = 0;
+    double *cpu = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    double lsum_cpu = 0;
+    size_t lcount_cpu = 0;
+    if (old)
+        fprintf(stderr, "%5s %10s %10s %7s %7s %7s %7s %7s\n", "leg", "old ms", "new ms", "total", "window", "topo",
+                "geo", "cpu");
+
     nm_route_engine e;
     nm_route_engine_open(&e, &pack, pack_path, nogo, workers, &err); /* errors show per leg */
     double *st[ST_N];
@@ -238,7 +331,13 @@ int main(int argc, char **argv)
         q.self_check = self_check;
         nm_route_result r;
         nm_error perr = {0};
+        /* the plan's CPU time: on a shared machine the stage (wall) times swell with the load */
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         int rc = nm_route_plan(&e, &q, &r, &perr);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        double cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-6;
+        cpu[i] = cpu_ms;
         if (rc) snprintf(r.error, sizeof r.error, "%s", perr.msg);
         nok += r.ok;
         double ms[ST_N] = {r.ms_checks, r.ms_window, r.ms_topo, r.ms_geo, r.ms_pull, r.ms_assemble, r.ms_lift,
@@ -285,7 +384,8 @@ int main(int argc, char **argv)
                r.no_go ? "true" : "false", r.tier, r.tier >= 0 ? nm_tier_kind_name(r.kind) : "",
                (unsigned long long)r.window_cells);
         for (int k = 0; k < ST_N; k++) printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k], ms[k]);
-        printf("},\"length\":%.3f,\"points\":{\"topology\":%u,\"taut\":%u,\"pulled\":%u,\"assembled\":%u,"
+        printf("},\"cpu_ms\":%.3f", cpu_ms);
+        printf(",\"length\":%.3f,\"points\":{\"topology\":%u,\"taut\":%u,\"pulled\":%u,\"assembled\":%u,"
                "\"final\":%u},\"lifted\":%u,\"lift_max_px\":%.3f,\"unchecked_steps\":%u,\"pull_segments\":%u,"
                "\"drops\":%u,\"hop\":%s,\"waypoints\":%u,\"min_clearance\":%.3f,\"peak_window_bytes\":%zu,"
                "\"bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
@@ -295,6 +395,38 @@ int main(int argc, char **argv)
                r.peak_window_bytes, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
                r.self_check_ends);
         json_str(r.warnings);
+        printf(",\"ns_per_cell\":{");
+        for (size_t k = 0; k < N_PER_CELL; k++)
+            printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k_per_cell[k]], cells > 0 ? ms[k_per_cell[k]] * 1e6 / cells : 0.0);
+        printf("}");
+        if (r.ok && cells > 0) {
+            for (size_t k = 0; k < N_PER_CELL; k++) npc[k][nnpc] = ms[k_per_cell[k]] * 1e6 / cells;
+            nnpc++;
+        }
+        /* the same leg in the earlier run: same number, same end points */
+        if (old && i < nold && old[i].sx == old[i].sx && fabs(old[i].sx - legs[i].sx) < 1e-3 &&
+            fabs(old[i].sy - legs[i].sy) < 1e-3 && fabs(old[i].gx - legs[i].gx) < 1e-3 &&
+            fabs(old[i].gy - legs[i].gy) < 1e-3) {
+            double ratio[ST_N];
+            printf(",\"compare\":{");
+            for (int k = 0; k < ST_N; k++) {
+                ratio[k] = old[i].ms[k] > 0 && ms[k] > 0 ? ms[k] / old[i].ms[k] : NAN;
+                if (ratio[k] == ratio[k]) {
+                    lsum[k] += log(ratio[k]);
+                    lcount[k]++;
+                }
+                printf("%s\"%s\":%.4f", k ? "," : "", k_stage[k], ratio[k] == ratio[k] ? ratio[k] : 0.0);
+            }
+            double rcpu = old[i].cpu_ms > 0 && cpu_ms > 0 ? cpu_ms / old[i].cpu_ms : NAN;
+            if (rcpu == rcpu) {
+                lsum_cpu += log(rcpu);
+                lcount_cpu++;
+            }
+            printf(",\"cpu\":%.4f}", rcpu == rcpu ? rcpu : 0.0);
+            fprintf(stderr, "%5zu %10.1f %10.1f %7.3f %7.3f %7.3f %7.3f %7.3f%s\n", i, old[i].ms[ST_TOTAL], ms[ST_TOTAL],
+                    ratio[ST_TOTAL], ratio[ST_WINDOW], ratio[ST_TOPO], ratio[ST_GEO], rcpu,
+                    old[i].ok != r.ok ? "  (ok differs)" : "");
+        }
         printf(",\"self_check_msg\":");
         json_str(r.self_check_msg);
         printf(",\"tier_notes\":");
@@ -352,7 +484,32 @@ int main(int argc, char **argv)
                (unsigned long long)audit_failures);
     nm_audit_level_free(audit);
 #endif
+    for (int p = 0; p < 2; p++) {
+        printf(",\"ns_per_cell_%s\":{", p ? "p90" : "p50");
+        for (size_t k = 0; k < N_PER_CELL; k++)
+            printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k_per_cell[k]], pct(npc[k], nnpc, p ? 0.9 : 0.5));
+        printf("}");
+    }
+    struct rusage ru;
+    long rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+    printf(",\"peak_rss_mb\":%.1f", (double)rss_kb / 1024.0);
+    printf(",\"cpu_ms\":{\"p50\":%.3f,\"p90\":%.3f}", pct(cpu, nlegs, 0.5), pct(cpu, nlegs, 0.9));
+    if (old) {
+        printf(",\"compare\":{\"legs\":%zu,\"geomean\":{", lcount[ST_TOTAL]);
+        fprintf(stderr, "geometric mean of new / old over %zu legs:", lcount[ST_TOTAL]);
+        for (int k = 0; k < ST_N; k++) {
+            double g = lcount[k] ? exp(lsum[k] / (double)lcount[k]) : 0.0;
+            printf("%s\"%s\":%.4f", k ? "," : "", k_stage[k], g);
+            fprintf(stderr, " %s %.3f", k_stage[k], g);
+        }
+        double gc = lcount_cpu ? exp(lsum_cpu / (double)lcount_cpu) : 0.0;
+        printf(",\"cpu\":%.4f}}", gc);
+        fprintf(stderr, " cpu %.3f (%zu legs)\n", gc, lcount_cpu);
+    }
     printf("}\n");
+    for (size_t k = 0; k < N_PER_CELL; k++) free(npc[k]);
+    free(old);
+    free(cpu);
     free(bpc);
     for (int k = 0; k < ST_N; k++) free(st[k]);
     free(legs);
