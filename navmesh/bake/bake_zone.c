@@ -469,6 +469,232 @@ static void zw_free(zone_work *zw)
     nm_free(zw->errs);
 }
 
+/* ---- records --------------------------------------------------------------------------------
+ * The records of a cell in natural order are its spans (span order) then its Ghost / Fill
+ * records (region order); the canonical order is a stable insertion sort of that (step 9). The
+ * natural order is a merge of the span table (cell order) and the Ghost / Fill records sorted by
+ * (cell, region), so no per-cell fill pointers are needed. Each column is written in its own pass
+ * and its per-span source is freed right after, so the per-span columns and the record columns
+ * never all exist at once (the zone's memory peak). */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The Ghost / Fill records of every region, concatenated in region order (*gall), and their
+ * indices sorted by (cell, index) (*gord). The region lists are freed. */
+static int sorted_ghosts(zone_work *zw, ghost_rec **gall, uint32_t **gord, size_t *count, nm_error *err)
+{
+    size_t G = 0;
+    for (uint32_t r = 0; r < zw->nreg; r++) G += zw->rout[r].nghosts;
+    if (G >= UINT32_MAX) return nm_fail(err, NM_ERR_ARG, "records: %zu Ghost / Fill records", G);
+    ghost_rec *all = nm_malloc((G + 1) * sizeof *all);
+    uint64_t *key = nm_malloc((G + 1) * sizeof *key);
+    if (!all || !key) {
+        nm_free(all); nm_free(key);
+        return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu Ghost / Fill records)", G);
+    }
+    size_t at = 0;
+    for (uint32_t r = 0; r < zw->nreg; r++) {
+        region_out *ro = &zw->rout[r];
+        if (ro->nghosts) memcpy(all + at, ro->ghosts, ro->nghosts * sizeof *all);
+        at += ro->nghosts;
+        nm_free(ro->ghosts);
+        ro->ghosts = NULL;
+        ro->nghosts = 0;
+    }
+    for (size_t g = 0; g < G; g++) key[g] = (uint64_t)all[g].cell << 32 | (uint64_t)g;
+    /* each region's list is in cell order already: a sort of nearly sorted runs */
+    qsort(key, G, sizeof *key, cmp_u64);
+    uint32_t *ord = (uint32_t *)key; /* in place: entry g is read before slot g is written */
+    for (size_t g = 0; g < G; g++) ord[g] = (uint32_t)key[g];
+    *gall = all;
+    *gord = ord;
+    *count = G;
+    return NM_OK;
+}
+
+/* The records in natural order: a merge of the spans (cell order) with the Ghost / Fill records
+ * sorted by (cell, region), spans first in a cell. nat_next gives the next one: true and *k for
+ * a span, false and *g for a Ghost / Fill record. */
+typedef struct nat_iter {
+    const uint32_t *sp_cell;
+    uint32_t ns, k;
+    const ghost_rec *gall;
+    const uint32_t *gord;
+    size_t G, gq;
+} nat_iter;
+
+static inline bool nat_next(nat_iter *it, uint32_t *k, const ghost_rec **g)
+{
+    if (it->k < it->ns && (it->gq == it->G || it->sp_cell[it->k] <= it->gall[it->gord[it->gq]].cell)) {
+        *k = it->k++;
+        return true;
+    }
+    *g = &it->gall[it->gord[it->gq++]];
+    return false;
+}
+
+static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
+{
+    const uint32_t ns = zw->T.nspans;
+    const uint32_t *sp_cell = zw->T.sp_cell;
+    size_t ncell = (size_t)Z->w * (size_t)Z->h;
+    ghost_rec *gall = NULL;
+    uint32_t *gord = NULL;
+    size_t G = 0;
+    int rc = sorted_ghosts(zw, &gall, &gord, &G, err);
+    if (rc != NM_OK) return rc;
+    size_t nrec = (size_t)ns + G;
+    Z->rec_count = nrec;
+    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
+    if (!Z->cell_start) goto nomem;
+    for (uint32_t k = 0; k < ns; k++) Z->cell_start[sp_cell[k] + 1]++;
+    for (size_t g = 0; g < G; g++) Z->cell_start[gall[g].cell + 1]++;
+    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
+    for (size_t g = 0; g < G; g++) {
+        if (gall[g].flags & NM_GRID_FILL) Z->stats.fills++; else Z->stats.ghosts++;
+    }
+
+    /* components (then the span components are used up) */
+    Z->scc = nm_malloc((nrec + 1) * sizeof *Z->scc);
+    if (!Z->scc) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        const uint32_t *comp = scc->comp;
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            if (nat_next(&it, &k, &g)) Z->scc[i] = gmap[comp[k]];
+            else Z->scc[i] = g->src_span == UINT32_MAX ? 0 : gmap[comp[g->src_span]];
+        }
+    }
+    nm_scc_free(scc);
+    /* sealed clearance difference and medial axis */
+    Z->clr2d = nm_malloc((nrec + 1) * sizeof *Z->clr2d);
+    Z->medial = nm_malloc(nrec + 1);
+    if (!Z->clr2d || !Z->medial) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            if (nat_next(&it, &k, &g)) {
+                Z->clr2d[i] = zw->sclr2d[k];
+                Z->medial[i] = zw->smedial[k];
+            } else {
+                Z->clr2d[i] = g->clr2d;
+                Z->medial[i] = g->medial;
+            }
+        }
+    }
+    nm_free(zw->sclr2d); zw->sclr2d = NULL;
+    nm_free(zw->smedial); zw->smedial = NULL;
+    /* facade segment bits: orthogonal direction i with a forbidden step across a face column
+     * (only spans carry steps; Ghost / Fill records have none) */
+    Z->seg = nm_malloc(nrec + 1);
+    if (!Z->seg) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            uint8_t sg = 0;
+            if (nat_next(&it, &k, &g) && zw->ssteps[k]) {
+                uint8_t st = zw->ssteps[k];
+                int32_t ci = (int32_t)(sp_cell[k] % (uint32_t)Z->w), cj = (int32_t)(sp_cell[k] / (uint32_t)Z->w);
+                for (int d = 0; d < 2; d++) {
+                    if (!(st & (3u << (2 * d)))) continue;
+                    if (nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
+                        nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
+                        sg |= (uint8_t)(1u << d);
+                }
+            }
+            Z->seg[i] = sg;
+        }
+    }
+    /* from here on only sp_cell and sp_h of the span table are read */
+    nm_free(zw->T.sp_ins); zw->T.sp_ins = NULL;
+    nm_free(zw->T.cs); zw->T.cs = NULL;
+    nm_free(zw->T.face); zw->T.face = NULL;
+    nm_free(zw->T.occ_bits); zw->T.occ_bits = NULL;
+    nm_free(zw->T.occ_rank); zw->T.occ_rank = NULL;
+    /* the records themselves */
+    Z->recs = nm_malloc((nrec + 1) * sizeof *Z->recs);
+    if (!Z->recs) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            nm_grid_rec *o = &Z->recs[i];
+            if (nat_next(&it, &k, &g)) {
+                o->cell = (int32_t)sp_cell[k];
+                o->rid = zw->rid[k];
+                o->h = zw->T.sp_h[k];
+                o->clr = zw->sclr[k];
+                o->flags = zw->sflags[k];
+                o->steps = zw->ssteps[k];
+            } else {
+                o->cell = (int32_t)g->cell;
+                o->rid = g->rid;
+                o->h = (g->flags & NM_GRID_FILL) ? 0.0f : g->h;
+                o->clr = g->clr;
+                o->flags = g->flags;
+                o->steps = 0;
+            }
+        }
+    }
+    nm_free(zw->rid); zw->rid = NULL;
+    nm_free(zw->sclr); zw->sclr = NULL;
+    nm_free(zw->sflags); zw->sflags = NULL;
+    nm_free(zw->ssteps); zw->ssteps = NULL;
+    nm_free(gall); gall = NULL;
+    nm_free(gord); gord = NULL;
+    nm_span_table_free(&zw->T); /* last use */
+    Z->steps2x = nm_calloc(nrec + 1, 1);
+    Z->tax = nm_calloc(nrec + 1, 1);
+    if (!Z->steps2x || !Z->tax) goto nomem;
+    /* canonical order inside each cell (insertion sort, stable: a cell holds a handful of
+     * records; the columns move with their record) */
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t a = Z->cell_start[c], b = Z->cell_start[c + 1];
+        for (uint32_t i = a + 1; i < b; i++) {
+            nm_grid_rec x = Z->recs[i];
+            uint32_t xs = Z->scc[i];
+            uint16_t xc = Z->clr2d[i];
+            uint8_t xg = Z->seg[i], xm = Z->medial[i];
+            uint32_t j = i;
+            while (j > a && nm_grid_layer_cmp(&Z->recs[j - 1], &x) > 0) {
+                Z->recs[j] = Z->recs[j - 1];
+                Z->scc[j] = Z->scc[j - 1];
+                Z->clr2d[j] = Z->clr2d[j - 1];
+                Z->seg[j] = Z->seg[j - 1];
+                Z->medial[j] = Z->medial[j - 1];
+                j--;
+            }
+            Z->recs[j] = x;
+            Z->scc[j] = xs;
+            Z->clr2d[j] = xc;
+            Z->seg[j] = xg;
+            Z->medial[j] = xm;
+        }
+    }
+    for (size_t i = 0; i < nrec; i++) {
+        uint8_t f = Z->recs[i].flags;
+        if (f & NM_GRID_DEAD) Z->stats.dead++;
+        if (f & NM_GRID_WALK) Z->stats.walk++;
+        if (f & NM_GRID_CORE) Z->stats.core++;
+    }
+    return NM_OK;
+nomem:
+    nm_free(gall);
+    nm_free(gord);
+    return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu records)", nrec);
+}
+
 void nm_bake_grid_zone_free(nm_bake_grid_zone *z)
 {
     if (!z) return;
@@ -591,11 +817,14 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
             /* keep the own rows, as zone cell numbers */
             uint32_t a = 0;
             while (a < bt.nspans && bt.sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+            rc = nm_grid_samples_reserve(&spans, bt.nspans - a, err);
             for (uint32_t k = a; k < bt.nspans && rc == NM_OK; k++) {
                 uint32_t row = bt.sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
                 if (row >= (uint32_t)own1) break;
-                rc = nm_grid_samples_push(&spans, row * (uint32_t)nx + bt.sp_cell[k] % (uint32_t)nx, bt.sp_h[k],
-                                          bt.sp_ins[k], err);
+                spans.cell[spans.n] = row * (uint32_t)nx + bt.sp_cell[k] % (uint32_t)nx;
+                spans.h[spans.n] = bt.sp_h[k];
+                spans.ins[spans.n] = bt.sp_ins[k];
+                spans.n++;
             }
         }
         nm_span_table_free(&bt);
@@ -644,7 +873,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     nm_bake_grid_zone Z;
     memset(&Z, 0, sizeof Z);
     uint8_t *walk = NULL, *bnd = NULL;
-    uint32_t *gmap = NULL, *cnt = NULL;
+    uint32_t *gmap = NULL;
     nm_scc scc;
     memset(&scc, 0, sizeof scc);
     int rc = NM_OK;
@@ -914,110 +1143,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 
     /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
     progress(opts, "records", 0.85);
-    cnt = nm_calloc(ncell + 1, sizeof *cnt);
-    if (!cnt) NOMEM("records");
-    size_t nrec = ns;
-    for (uint32_t k = 0; k < ns; k++) cnt[T->sp_cell[k] + 1]++;
-    for (uint32_t r = 0; r < zw.nreg; r++) {
-        nrec += zw.rout[r].nghosts;
-        for (size_t g = 0; g < zw.rout[r].nghosts; g++) cnt[zw.rout[r].ghosts[g].cell + 1]++;
-    }
-    for (size_t c = 0; c < ncell; c++) cnt[c + 1] += cnt[c];
-    Z.cell_start = cnt;
-    cnt = NULL;
-    Z.rec_count = nrec;
-    Z.recs = nm_malloc((nrec + 1) * sizeof *Z.recs);
-    Z.scc = nm_malloc((nrec + 1) * sizeof *Z.scc);
-    Z.clr2d = nm_malloc((nrec + 1) * sizeof *Z.clr2d);
-    Z.steps2x = nm_calloc(nrec + 1, 1);
-    Z.tax = nm_calloc(nrec + 1, 1);
-    Z.seg = nm_malloc(nrec + 1);
-    Z.medial = nm_malloc(nrec + 1);
-    uint32_t *fillp = nm_malloc((ncell + 1) * sizeof *fillp);
-    if (!Z.recs || !Z.scc || !Z.clr2d || !Z.steps2x || !Z.tax || !Z.seg || !Z.medial || !fillp) {
-        nm_free(fillp);
-        NOMEM("records");
-    }
-    memcpy(fillp, Z.cell_start, (ncell + 1) * sizeof *fillp);
-    for (uint32_t k = 0; k < ns; k++) {
-        size_t i = fillp[T->sp_cell[k]]++;
-        nm_grid_rec *o = &Z.recs[i];
-        o->cell = (int32_t)T->sp_cell[k];
-        o->rid = zw.rid[k];
-        o->h = T->sp_h[k];
-        o->clr = zw.sclr[k];
-        o->flags = zw.sflags[k];
-        o->steps = zw.ssteps[k];
-        Z.scc[i] = gmap[scc.comp[k]];
-        Z.clr2d[i] = zw.sclr2d[k];
-        Z.medial[i] = zw.smedial[k];
-        /* facade segment bits: orthogonal direction i with a forbidden step across a face column */
-        uint8_t sg = 0;
-        if (o->steps) {
-            uint32_t c = T->sp_cell[k];
-            int32_t ci = (int32_t)(c % (uint32_t)Z.w), cj = (int32_t)(c / (uint32_t)Z.w);
-            for (int d = 0; d < 2; d++) {
-                if (!(o->steps & (3u << (2 * d)))) continue;
-                if (nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
-                    nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
-                    sg |= (uint8_t)(1u << d);
-            }
-        }
-        Z.seg[i] = sg;
-    }
-    for (uint32_t r = 0; r < zw.nreg; r++) {
-        for (size_t g = 0; g < zw.rout[r].nghosts; g++) {
-            const ghost_rec *G = &zw.rout[r].ghosts[g];
-            size_t i = fillp[G->cell]++;
-            nm_grid_rec *o = &Z.recs[i];
-            o->cell = (int32_t)G->cell;
-            o->rid = G->rid;
-            o->h = (G->flags & NM_GRID_FILL) ? 0.0f : G->h;
-            o->clr = G->clr;
-            o->flags = G->flags;
-            o->steps = 0;
-            Z.scc[i] = G->src_span == UINT32_MAX ? 0 : gmap[scc.comp[G->src_span]];
-            Z.clr2d[i] = G->clr2d;
-            Z.medial[i] = G->medial;
-            Z.seg[i] = 0;
-            if (G->flags & NM_GRID_FILL) Z.stats.fills++; else Z.stats.ghosts++;
-        }
-        nm_free(zw.rout[r].ghosts); /* last use */
-        zw.rout[r].ghosts = NULL;
-        zw.rout[r].nghosts = 0;
-    }
-    nm_free(fillp);
-    /* canonical order inside each cell (insertion sort: a cell holds a handful of records; the
-     * columns move with their record) */
-    for (size_t c = 0; c < ncell; c++) {
-        uint32_t a = Z.cell_start[c], b = Z.cell_start[c + 1];
-        for (uint32_t i = a + 1; i < b; i++) {
-            nm_grid_rec x = Z.recs[i];
-            uint32_t xs = Z.scc[i];
-            uint16_t xc = Z.clr2d[i];
-            uint8_t xg = Z.seg[i], xm = Z.medial[i];
-            uint32_t j = i;
-            while (j > a && nm_grid_layer_cmp(&Z.recs[j - 1], &x) > 0) {
-                Z.recs[j] = Z.recs[j - 1];
-                Z.scc[j] = Z.scc[j - 1];
-                Z.clr2d[j] = Z.clr2d[j - 1];
-                Z.seg[j] = Z.seg[j - 1];
-                Z.medial[j] = Z.medial[j - 1];
-                j--;
-            }
-            Z.recs[j] = x;
-            Z.scc[j] = xs;
-            Z.clr2d[j] = xc;
-            Z.seg[j] = xg;
-            Z.medial[j] = xm;
-        }
-    }
-    for (size_t i = 0; i < nrec; i++) {
-        uint8_t f = Z.recs[i].flags;
-        if (f & NM_GRID_DEAD) Z.stats.dead++;
-        if (f & NM_GRID_WALK) Z.stats.walk++;
-        if (f & NM_GRID_CORE) Z.stats.core++;
-    }
+    rc = build_records(&zw, &scc, gmap, &Z, err);
+    if (rc != NM_OK) goto fail;
     nm_free(gmap); gmap = NULL;
     nm_scc_free(&scc);
     zw_free(&zw);
@@ -1035,7 +1162,6 @@ fail_op:
     nm_error_prefix(err, "%s: grid bake", zname);
 fail:
     nm_free(walk); nm_free(bnd); nm_free(gmap);
-    nm_free(cnt);
     nm_scc_free(&scc);
     zw_free(&zw);
     nm_bake_grid_zone_free(&Z);
