@@ -734,6 +734,46 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
 #define BAND_MARGIN 2
 #define BAND_CELLS (1u << 22) /* default opts->band_cells */ /* own cells per band, about */
 
+typedef struct band_ctx {
+    const nm_grid_window *win;
+    const nm_grid_mesh *mesh;
+    const uint32_t *bstart, *blist; /* triangles per band (CSR) */
+    int32_t rows, first;            /* own rows per band; first band of the running group */
+    nm_span_table *bt;              /* per slot of the group: the band window's spans */
+    nm_error *errs;                 /* per slot */
+} band_ctx;
+
+/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window. */
+static int band_chunk(void *ctx, size_t slot)
+{
+    band_ctx *c = ctx;
+    nm_error *err = &c->errs[slot];
+    const nm_grid_window *win = c->win;
+    int32_t b = c->first + (int32_t)slot, nx = win->nx, ny = win->ny;
+    int32_t own0 = b * c->rows, own1 = own0 + c->rows < ny ? own0 + c->rows : ny;
+    int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
+    int32_t w1 = own1 + BAND_MARGIN > ny ? ny : own1 + BAND_MARGIN;
+    nm_grid_window bw = {win->x0, win->y0 + (double)w0 * NM_kCS, nx, w1 - w0};
+    size_t n = c->bstart[b + 1] - c->bstart[b];
+    uint32_t *subtris = nm_malloc((3 * n + 1) * sizeof *subtris);
+    if (!subtris) return nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
+    for (size_t i = 0; i < n; i++)
+        memcpy(subtris + 3 * i, c->mesh->tris + 3 * (size_t)c->blist[c->bstart[b] + i], 3 * sizeof *subtris);
+    nm_grid_mesh sub = {c->mesh->verts, c->mesh->nverts, subtris, n, NULL};
+    nm_grid_samples S;
+    memset(&S, 0, sizeof S);
+    nm_span_table pre;
+    memset(&pre, 0, sizeof pre);
+    int rc = nm_grid_rasterize(&bw, &sub, &S, err);
+    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
+    if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
+    nm_span_table_free(&pre);
+    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
+    nm_grid_samples_free(&S);
+    nm_free(subtris);
+    return rc;
+}
+
 static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                         const nm_bake_grid_opts *opts, nm_span_table *out, nm_error *err)
 {
@@ -747,9 +787,8 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     /* triangles per band (CSR), walkable only, in triangle order */
     uint32_t *bstart = nm_calloc((size_t)nb + 2, sizeof *bstart);
     int32_t *tb = nm_malloc(2 * (mesh->ntris + 1) * sizeof *tb);
-    uint32_t *blist = NULL, *subtris = NULL;
-    nm_grid_samples S, spans;
-    memset(&S, 0, sizeof S);
+    uint32_t *blist = NULL;
+    nm_grid_samples spans;
     memset(&spans, 0, sizeof spans);
     if (!bstart || !tb) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
     size_t total = 0;
@@ -790,58 +829,60 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     }
     nm_free(tb);
     tb = NULL;
-    size_t maxb = 0;
-    for (int32_t b = 0; b < nb; b++)
-        if (bstart[b + 1] - bstart[b] > maxb) maxb = bstart[b + 1] - bstart[b];
-    subtris = nm_malloc((3 * maxb + 1) * sizeof *subtris);
-    if (!subtris) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
-    for (int32_t b = 0; b < nb && rc == NM_OK; b++) {
-        int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
-        int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
-        int32_t w1 = own1 + BAND_MARGIN > ny ? ny : own1 + BAND_MARGIN;
-        nm_grid_window bw = {win->x0, win->y0 + (double)w0 * NM_kCS, nx, w1 - w0};
-        size_t n = bstart[b + 1] - bstart[b];
-        for (size_t i = 0; i < n; i++)
-            memcpy(subtris + 3 * i, mesh->tris + 3 * (size_t)blist[bstart[b] + i], 3 * sizeof *subtris);
-        nm_grid_mesh sub = {mesh->verts, mesh->nverts, subtris, n, NULL};
-        S.n = 0;
-        rc = nm_grid_rasterize(&bw, &sub, &S, err);
-        nm_span_table pre, bt;
-        memset(&pre, 0, sizeof pre);
-        memset(&bt, 0, sizeof bt);
-        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
-        if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
-        nm_span_table_free(&pre);
-        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &bt, err);
-        if (rc == NM_OK) {
-            /* keep the own rows, as zone cell numbers */
-            uint32_t a = 0;
-            while (a < bt.nspans && bt.sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
-            rc = nm_grid_samples_reserve(&spans, bt.nspans - a, err);
-            for (uint32_t k = a; k < bt.nspans && rc == NM_OK; k++) {
-                uint32_t row = bt.sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
-                if (row >= (uint32_t)own1) break;
-                spans.cell[spans.n] = row * (uint32_t)nx + bt.sp_cell[k] % (uint32_t)nx;
-                spans.h[spans.n] = bt.sp_h[k];
-                spans.ins[spans.n] = bt.sp_ins[k];
-                spans.n++;
-            }
+    {
+        /* up to `workers` bands at once; their own rows are appended in band order */
+        int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
+        band_ctx bc = {win, mesh, bstart, blist, rows, 0, NULL, NULL};
+        bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
+        bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
+        if (!bc.bt || !bc.errs) {
+            nm_free(bc.bt); nm_free(bc.errs);
+            rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
+            goto done;
         }
-        nm_span_table_free(&bt);
-        if (opts && opts->progress) opts->progress(opts->progress_ctx, "rasterise", 0.2 * (b + 1) / nb);
+        for (int32_t b0 = 0; b0 < nb && rc == NM_OK; b0 += wk) {
+            size_t m = (size_t)(nb - b0 < wk ? nb - b0 : wk);
+            bc.first = b0;
+            rc = nm_parallel_chunks(m, wk, band_chunk, &bc);
+            if (rc != NM_OK) {
+                for (size_t q = 0; q < m; q++)
+                    if (bc.errs[q].code) { *err = bc.errs[q]; break; }
+            }
+            for (size_t q = 0; q < m; q++) {
+                nm_span_table *bt = &bc.bt[q];
+                int32_t b = b0 + (int32_t)q;
+                int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
+                int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
+                if (rc == NM_OK) {
+                    /* keep the own rows, as zone cell numbers */
+                    uint32_t a = 0;
+                    while (a < bt->nspans && bt->sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+                    rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
+                    for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
+                        uint32_t row = bt->sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
+                        if (row >= (uint32_t)own1) break;
+                        spans.cell[spans.n] = row * (uint32_t)nx + bt->sp_cell[k] % (uint32_t)nx;
+                        spans.h[spans.n] = bt->sp_h[k];
+                        spans.ins[spans.n] = bt->sp_ins[k];
+                        spans.n++;
+                    }
+                }
+                nm_span_table_free(bt);
+            }
+            if (opts && opts->progress)
+                opts->progress(opts->progress_ctx, "rasterise", 0.2 * (double)(b0 + (int32_t)m) / nb);
+        }
+        nm_free(bc.bt);
+        nm_free(bc.errs);
     }
-    nm_grid_samples_free(&S);
-    nm_free(subtris);
-    subtris = NULL;
     nm_free(blist);
     blist = NULL;
     nm_free(bstart);
     bstart = NULL;
     if (rc == NM_OK) rc = nm_grid_pack_spans(win, &spans, out, err);
 done:
-    nm_grid_samples_free(&S);
     nm_grid_samples_free(&spans);
-    nm_free(bstart); nm_free(tb); nm_free(blist); nm_free(subtris);
+    nm_free(bstart); nm_free(tb); nm_free(blist);
     return rc;
 }
 

@@ -289,6 +289,16 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
     return rc;
 }
 
+/* Bit count without a call: with no popcnt instruction enabled (portable builds) the builtin
+ * is a libgcc call, and the bake asks for a cell's spans several times per span. */
+static inline uint32_t popc64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
 {
     if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny)
@@ -298,7 +308,7 @@ int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
     if (!((word >> b) & 1u))
         return -1;
     uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    return (int64_t)t->occ_rank[c >> 6] + __builtin_popcountll(below);
+    return (int64_t)t->occ_rank[c >> 6] + popc64(below);
 }
 
 uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
