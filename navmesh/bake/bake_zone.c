@@ -537,6 +537,14 @@ static inline bool nat_next(nat_iter *it, uint32_t *k, const ghost_rec **g)
     return false;
 }
 
+/* Gives back the tail of a column past `bytes` (a failed shrink keeps the block as it is). */
+#define SHRINK_STEP (1u << 22)
+static void *shrink_col(void *p, size_t bytes)
+{
+    void *q = nm_realloc(p, bytes);
+    return q ? q : p;
+}
+
 static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
 {
     const uint32_t ns = zw->T.nspans;
@@ -621,29 +629,40 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
     nm_free(zw->T.face); zw->T.face = NULL;
     nm_free(zw->T.occ_bits); zw->T.occ_bits = NULL;
     nm_free(zw->T.occ_rank); zw->T.occ_rank = NULL;
-    /* the records themselves */
+    /* the records themselves, filled from the last one down: every SHRINK_STEP records the used
+     * tails of the six per-span sources are given back (realloc to the part still to be read),
+     * so the record table grows while its sources shrink */
     Z->recs = nm_malloc((nrec + 1) * sizeof *Z->recs);
     if (!Z->recs) goto nomem;
     {
-        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
-        for (size_t i = 0; i < nrec; i++) {
-            uint32_t k;
-            const ghost_rec *g;
+        uint32_t k = ns; /* spans [0, k) not yet read */
+        size_t gq = G;   /* ghosts gord[0, gq) not yet read */
+        for (size_t i = nrec; i-- > 0;) {
             nm_grid_rec *o = &Z->recs[i];
-            if (nat_next(&it, &k, &g)) {
-                o->cell = (int32_t)sp_cell[k];
-                o->rid = zw->rid[k];
-                o->h = zw->T.sp_h[k];
-                o->clr = zw->sclr[k];
-                o->flags = zw->sflags[k];
-                o->steps = zw->ssteps[k];
-            } else {
+            if (gq && (!k || gall[gord[gq - 1]].cell >= zw->T.sp_cell[k - 1])) {
+                const ghost_rec *g = &gall[gord[--gq]];
                 o->cell = (int32_t)g->cell;
                 o->rid = g->rid;
                 o->h = (g->flags & NM_GRID_FILL) ? 0.0f : g->h;
                 o->clr = g->clr;
                 o->flags = g->flags;
                 o->steps = 0;
+            } else {
+                k--;
+                o->cell = (int32_t)zw->T.sp_cell[k];
+                o->rid = zw->rid[k];
+                o->h = zw->T.sp_h[k];
+                o->clr = zw->sclr[k];
+                o->flags = zw->sflags[k];
+                o->steps = zw->ssteps[k];
+                if (k % SHRINK_STEP == 0 && k) {
+                    zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);
+                    zw->T.sp_h = shrink_col(zw->T.sp_h, (size_t)k * sizeof *zw->T.sp_h);
+                    zw->rid = shrink_col(zw->rid, (size_t)k * sizeof *zw->rid);
+                    zw->sclr = shrink_col(zw->sclr, (size_t)k * sizeof *zw->sclr);
+                    zw->sflags = shrink_col(zw->sflags, (size_t)k);
+                    zw->ssteps = shrink_col(zw->ssteps, (size_t)k);
+                }
             }
         }
     }
