@@ -38,7 +38,6 @@ typedef struct zone_work {
     uint16_t *sclr, *sclr2d;
     uint8_t *smedial;
     uint8_t *ssteps;
-    uint32_t *order, *rstart;    /* spans grouped by region */
     int32_t *bbox;               /* per region: i0, j0, i1, j1 (inclusive) */
     nm_grid_wall *walls; size_t nwalls;
     uint32_t *kw_start, *kw_list; /* per region: indices of walls kept on it */
@@ -129,6 +128,7 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
     }
 }
 
+#define LAYER_REAL 2
 static int region_chunk(void *ctx, size_t chunk)
 {
     zone_work *zw = ctx;
@@ -142,35 +142,40 @@ static int region_chunk(void *ctx, size_t chunk)
     int32_t lh = zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1 + 2 * halo;
     size_t nc = (size_t)lw * (size_t)lh;
     int rc = NM_OK;
-    uint8_t *real = nm_calloc(nc, 1), *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1);
-    uint8_t *prot = nm_calloc(nc, 1), *obst = nm_calloc(nc, 1), *med = nm_calloc(nc, 1);
+    /* layer: LAYER_REAL where the region has a span, 1 where FillHoles made a cell up; the
+     * protected cells' buffer becomes the obstacles once the cracks are closed */
+    uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1);
+    uint8_t *prot = nm_calloc(nc, 1), *obst = NULL, *med = nm_calloc(nc, 1);
     uint16_t *q = nm_malloc(nc * sizeof *q), *qs = nm_malloc(nc * sizeof *qs);
-    if (!real || !layer || !core || !prot || !obst || !med || !q || !qs) {
+    if (!layer || !core || !prot || !med || !q || !qs) {
         rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
         goto done;
     }
-    /* layer / core candidates / protected cells from the region's spans */
-    for (uint32_t a = zw->rstart[r]; a < zw->rstart[r + 1]; a++) {
-        uint32_t k = zw->order[a];
-        uint32_t c = T->sp_cell[k];
-        size_t l = (size_t)((int32_t)(c / (uint32_t)nx) - lj0) * (size_t)lw +
-                   (size_t)((int32_t)(c % (uint32_t)nx) - li0);
-        real[l] = 1;
-        if (T->sp_ins[k]) core[l] = 1;
-        /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical faces
-         * rasterised at its foot, or a level over another). A lone Dead floor span is a seam's
-         * edge (接缝): FillHoles and CloseCracks must be able to cross it (#5137). */
-        uint32_t first;
-        if (zw->dead[k] && nm_span_cell_spans(T, c, &first) > 1) prot[l] = 1;
-    }
-    memcpy(layer, real, nc);
+    /* layer / core candidates / protected cells from the region's spans (all in its box) */
+    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
+        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
+            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
+            for (uint32_t k = first; k < first + n; k++) {
+                if (zw->rid[k] != r + 1) continue;
+                layer[l] = LAYER_REAL;
+                if (T->sp_ins[k]) core[l] = 1;
+                /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical
+                 * faces rasterised at its foot, or a level over another). A lone Dead floor span
+                 * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
+                 * (#5137). */
+                if (zw->dead[k] && n > 1) prot[l] = 1;
+            }
+        }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
     if (rc == NM_OK) rc = nm_grid_fill_holes(lw, lh, core, prot, NULL, err);
     if (rc != NM_OK) goto done;
-    for (size_t l = 0; l < nc; l++) core[l] &= layer[l];
+    for (size_t l = 0; l < nc; l++) core[l] = core[l] && layer[l];
     rc = nm_grid_close_cracks(lw, lh, core, layer, prot, NULL, err);
     if (rc != NM_OK) goto done;
     /* clearance: every cell outside the region's core is an obstacle */
+    obst = prot;
+    prot = NULL;
     for (size_t l = 0; l < nc; l++) obst[l] = core[l] ? 0 : 1;
     /* a large region's transforms use the workers too (output independent of the count) */
     int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
@@ -181,21 +186,23 @@ static int region_chunk(void *ctx, size_t chunk)
     if (rc == NM_OK) rc = nm_grid_medial_axis(lw, lh, obst, med, err);
     if (rc != NM_OK) goto done;
 
-    for (uint32_t a = zw->rstart[r]; a < zw->rstart[r + 1]; a++) {
-        uint32_t k = zw->order[a];
-        uint32_t c = T->sp_cell[k];
-        size_t l = (size_t)((int32_t)(c / (uint32_t)nx) - lj0) * (size_t)lw +
-                   (size_t)((int32_t)(c % (uint32_t)nx) - li0);
-        uint8_t f = zw->dead[k] ? NM_GRID_DEAD : 0;
-        if (core[l]) f |= NM_GRID_CORE | NM_GRID_WALK;
-        zw->sflags[k] = f;
-        zw->sclr[k] = q[l];
-        zw->sclr2d[k] = (uint16_t)(q[l] - qs[l]);
-        zw->smedial[k] = med[l];
-    }
+    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
+        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
+            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
+            for (uint32_t k = first; k < first + n; k++) {
+                if (zw->rid[k] != r + 1) continue;
+                uint8_t f = zw->dead[k] ? NM_GRID_DEAD : 0;
+                if (core[l]) f |= NM_GRID_CORE | NM_GRID_WALK;
+                zw->sflags[k] = f;
+                zw->sclr[k] = q[l];
+                zw->sclr2d[k] = (uint16_t)(q[l] - qs[l]);
+                zw->smedial[k] = med[l];
+            }
+        }
     /* Ghost / Fill: layer cells without a span of the region */
     size_t ng = 0;
-    for (size_t l = 0; l < nc; l++) ng += layer[l] && !real[l];
+    for (size_t l = 0; l < nc; l++) ng += layer[l] == 1;
     if (ng) {
         region_out *ro = &zw->rout[r];
         ro->ghosts = nm_malloc(ng * sizeof *ro->ghosts);
@@ -203,7 +210,7 @@ static int region_chunk(void *ctx, size_t chunk)
         for (int32_t j = 0; j < lh; j++)
             for (int32_t i = 0; i < lw; i++) {
                 size_t l = (size_t)j * (size_t)lw + (size_t)i;
-                if (!layer[l] || real[l]) continue;
+                if (layer[l] != 1) continue;
                 int32_t gi = i + li0, gj = j + lj0;
                 if (gi < 0 || gj < 0 || gi >= nx || gj >= ny) continue; /* cannot happen: holes are enclosed */
                 /* one ring of propagation: the mean of the region's spans in the 8 neighbours,
@@ -236,7 +243,7 @@ static int region_chunk(void *ctx, size_t chunk)
             }
     }
 done:
-    nm_free(real); nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(med);
+    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(med);
     nm_free(q); nm_free(qs);
     if (rc != NM_OK) nm_error_prefix(err, "region %u", r + 1);
     return rc;
@@ -461,7 +468,7 @@ static void zw_free(zone_work *zw)
     nm_span_table_free(&zw->T);
     nm_free(zw->rid); nm_free(zw->dead); nm_free(zw->sflags); nm_free(zw->sclr);
     nm_free(zw->sclr2d); nm_free(zw->smedial); nm_free(zw->ssteps);
-    nm_free(zw->order); nm_free(zw->rstart); nm_free(zw->bbox); nm_free(zw->walls);
+    nm_free(zw->bbox); nm_free(zw->walls);
     nm_free(zw->kw_start); nm_free(zw->kw_list);
     if (zw->rout)
         for (uint32_t r = 0; r < zw->nreg; r++) nm_free(zw->rout[r].ghosts);
@@ -1007,32 +1014,21 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     if (rc != NM_OK) goto fail_op;
     Z.stats.walls = zw.nwalls;
 
-    /* 4. spans grouped by region (stable counting sort) and region boxes */
-    zw.rstart = nm_calloc((size_t)zw.nreg + 2, sizeof *zw.rstart);
-    zw.order = nm_malloc((size_t)ns * sizeof *zw.order + 4);
+    /* 4. region boxes (a region's spans are read back through its box's cells) */
     zw.bbox = nm_malloc(((size_t)zw.nreg * 4 + 1) * sizeof *zw.bbox);
-    if (!zw.rstart || !zw.order || !zw.bbox) NOMEM("region lists");
+    if (!zw.bbox) NOMEM("region boxes");
     for (uint32_t r = 0; r < zw.nreg; r++) {
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
     for (uint32_t k = 0; k < ns; k++) {
         uint32_t r = zw.rid[k] - 1;
-        zw.rstart[r + 1]++;
         int32_t i = (int32_t)(T->sp_cell[k] % (uint32_t)Z.w), j = (int32_t)(T->sp_cell[k] / (uint32_t)Z.w);
         int32_t *b = &zw.bbox[4 * r];
         if (i < b[0]) b[0] = i;
         if (j < b[1]) b[1] = j;
         if (i > b[2]) b[2] = i;
         if (j > b[3]) b[3] = j;
-    }
-    for (uint32_t r = 0; r < zw.nreg; r++) zw.rstart[r + 1] += zw.rstart[r];
-    {
-        uint32_t *fill = nm_malloc(((size_t)zw.nreg + 1) * sizeof *fill);
-        if (!fill) NOMEM("region lists");
-        memcpy(fill, zw.rstart, ((size_t)zw.nreg + 1) * sizeof *fill);
-        for (uint32_t k = 0; k < ns; k++) zw.order[fill[zw.rid[k] - 1]++] = k;
-        nm_free(fill);
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
@@ -1152,13 +1148,27 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         uint32_t *pairs = NULL;
         size_t pcap = 0;
         uint32_t *clist = nm_malloc(((size_t)scc.ncomp + 1) * sizeof *clist);
-        if (!clist) NOMEM("components");
+        uint32_t *cnum = nm_calloc((size_t)zw.nreg + 1, sizeof *cnum);
+        if (!clist || !cnum) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
+        /* spans in span order: a region's spans come in the same order as in the region alone */
+        for (uint32_t k = 0; k < ns; k++) {
+            uint32_t c = scc.comp[k];
+            if (!gmap[c]) gmap[c] = ++cnum[zw.rid[k] - 1];
+        }
+        /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
+        {
+            uint32_t *cfirst = nm_malloc(((size_t)zw.nreg + 1) * sizeof *cfirst);
+            if (!cfirst) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
+            uint32_t at = 0;
+            for (uint32_t r = 0; r < zw.nreg; r++) { cfirst[r] = at; at += cnum[r]; }
+            for (uint32_t k = 0; k < ns; k++) clist[cfirst[zw.rid[k] - 1] + gmap[scc.comp[k]] - 1] = scc.comp[k];
+            nm_free(cfirst);
+        }
+        uint32_t cat = 0;
         for (uint32_t r = 0; r < zw.nreg; r++) {
-            uint32_t nloc = 0;
-            for (uint32_t a = zw.rstart[r]; a < zw.rstart[r + 1]; a++) {
-                uint32_t c = scc.comp[zw.order[a]];
-                if (!gmap[c]) { gmap[c] = ++nloc; clist[nloc - 1] = c; }
-            }
+            uint32_t nloc = cnum[r];
+            const uint32_t *rlist = clist + cat;
+            cat += nloc;
             nm_bnvf_region_src *R = &Z.regions[r];
             R->rid = r + 1;
             R->n_scc = nloc;
@@ -1166,12 +1176,12 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
             size_t np = 0;
             /* DAG edges of the region's components: visit components in local order once */
             for (uint32_t a = 0; a < nloc; a++) {
-                uint32_t c = clist[a];
+                uint32_t c = rlist[a];
                 for (uint32_t e = scc.dag_off[c - 1]; e < scc.dag_off[c]; e++) {
                     if (np + 1 > pcap) {
                         size_t nc2 = pcap ? pcap * 2 : 256;
                         uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
-                        if (!p2) { nm_free(pairs); nm_free(clist); NOMEM("components"); }
+                        if (!p2) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
                         pairs = p2; pcap = nc2;
                     }
                     pairs[2 * np] = gmap[c];
@@ -1188,17 +1198,17 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
                     u++;
                 }
             uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
-            if (!ed) { nm_free(pairs); nm_free(clist); NOMEM("components"); }
+            if (!ed) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
             if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
             R->edges = ed;
             R->n_edges = (uint32_t)u;
         }
         nm_free(pairs);
         nm_free(clist);
+        nm_free(cnum);
     }
 
-    /* the region lists and the Dead column are used up (Dead is in sflags now) */
-    nm_free(zw.order); zw.order = NULL;
+    /* the Dead column is used up (Dead is in sflags now) */
     nm_free(zw.dead); zw.dead = NULL;
 
     /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
