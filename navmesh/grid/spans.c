@@ -250,6 +250,23 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
     }
     out->win = *win;
     size_t n = spans->n;
+    /* Already in (cell, height) order (the bake's row bands arrive so): the sort would keep
+     * every span where it is, so the columns are taken over as they are. */
+    bool sorted = spans->ins != NULL;
+    for (size_t k = 1; k < n && sorted; k++)
+        sorted = spans->cell[k - 1] < spans->cell[k] ||
+                 (spans->cell[k - 1] == spans->cell[k] && !(spans->h[k - 1] > spans->h[k]));
+    if (sorted && n) {
+        out->nspans = (uint32_t)n;
+        out->sp_cell = spans->cell; /* the unused capacity past n is never touched */
+        out->sp_h = spans->h;
+        out->sp_ins = spans->ins;
+        memset(spans, 0, sizeof *spans);
+        rc = finish_table(out, err);
+        if (rc)
+            nm_span_table_free(out);
+        return rc;
+    }
     uint32_t ncells = (uint32_t)((uint64_t)win->nx * (uint64_t)win->ny);
     uint32_t *perm = sort_perm(spans->cell, n, ncells, err);
     if (!perm) {
