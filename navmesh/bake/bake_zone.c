@@ -38,7 +38,6 @@ typedef struct zone_work {
     uint16_t *sclr, *sclr2d;
     uint8_t *smedial;
     uint8_t *ssteps;
-    uint32_t *order, *rstart;    /* spans grouped by region */
     int32_t *bbox;               /* per region: i0, j0, i1, j1 (inclusive) */
     nm_grid_wall *walls; size_t nwalls;
     uint32_t *kw_start, *kw_list; /* per region: indices of walls kept on it */
@@ -129,6 +128,7 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
     }
 }
 
+#define LAYER_REAL 2
 static int region_chunk(void *ctx, size_t chunk)
 {
     zone_work *zw = ctx;
@@ -142,35 +142,40 @@ static int region_chunk(void *ctx, size_t chunk)
     int32_t lh = zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1 + 2 * halo;
     size_t nc = (size_t)lw * (size_t)lh;
     int rc = NM_OK;
-    uint8_t *real = nm_calloc(nc, 1), *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1);
-    uint8_t *prot = nm_calloc(nc, 1), *obst = nm_calloc(nc, 1), *med = nm_calloc(nc, 1);
+    /* layer: LAYER_REAL where the region has a span, 1 where FillHoles made a cell up; the
+     * protected cells' buffer becomes the obstacles once the cracks are closed */
+    uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1);
+    uint8_t *prot = nm_calloc(nc, 1), *obst = NULL, *med = nm_calloc(nc, 1);
     uint16_t *q = nm_malloc(nc * sizeof *q), *qs = nm_malloc(nc * sizeof *qs);
-    if (!real || !layer || !core || !prot || !obst || !med || !q || !qs) {
+    if (!layer || !core || !prot || !med || !q || !qs) {
         rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
         goto done;
     }
-    /* layer / core candidates / protected cells from the region's spans */
-    for (uint32_t a = zw->rstart[r]; a < zw->rstart[r + 1]; a++) {
-        uint32_t k = zw->order[a];
-        uint32_t c = T->sp_cell[k];
-        size_t l = (size_t)((int32_t)(c / (uint32_t)nx) - lj0) * (size_t)lw +
-                   (size_t)((int32_t)(c % (uint32_t)nx) - li0);
-        real[l] = 1;
-        if (T->sp_ins[k]) core[l] = 1;
-        /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical faces
-         * rasterised at its foot, or a level over another). A lone Dead floor span is a seam's
-         * edge (接缝): FillHoles and CloseCracks must be able to cross it (#5137). */
-        uint32_t first;
-        if (zw->dead[k] && nm_span_cell_spans(T, c, &first) > 1) prot[l] = 1;
-    }
-    memcpy(layer, real, nc);
+    /* layer / core candidates / protected cells from the region's spans (all in its box) */
+    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
+        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
+            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
+            for (uint32_t k = first; k < first + n; k++) {
+                if (zw->rid[k] != r + 1) continue;
+                layer[l] = LAYER_REAL;
+                if (T->sp_ins[k]) core[l] = 1;
+                /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical
+                 * faces rasterised at its foot, or a level over another). A lone Dead floor span
+                 * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
+                 * (#5137). */
+                if (zw->dead[k] && n > 1) prot[l] = 1;
+            }
+        }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
     if (rc == NM_OK) rc = nm_grid_fill_holes(lw, lh, core, prot, NULL, err);
     if (rc != NM_OK) goto done;
-    for (size_t l = 0; l < nc; l++) core[l] &= layer[l];
+    for (size_t l = 0; l < nc; l++) core[l] = core[l] && layer[l];
     rc = nm_grid_close_cracks(lw, lh, core, layer, prot, NULL, err);
     if (rc != NM_OK) goto done;
     /* clearance: every cell outside the region's core is an obstacle */
+    obst = prot;
+    prot = NULL;
     for (size_t l = 0; l < nc; l++) obst[l] = core[l] ? 0 : 1;
     /* a large region's transforms use the workers too (output independent of the count) */
     int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
@@ -181,21 +186,23 @@ static int region_chunk(void *ctx, size_t chunk)
     if (rc == NM_OK) rc = nm_grid_medial_axis(lw, lh, obst, med, err);
     if (rc != NM_OK) goto done;
 
-    for (uint32_t a = zw->rstart[r]; a < zw->rstart[r + 1]; a++) {
-        uint32_t k = zw->order[a];
-        uint32_t c = T->sp_cell[k];
-        size_t l = (size_t)((int32_t)(c / (uint32_t)nx) - lj0) * (size_t)lw +
-                   (size_t)((int32_t)(c % (uint32_t)nx) - li0);
-        uint8_t f = zw->dead[k] ? NM_GRID_DEAD : 0;
-        if (core[l]) f |= NM_GRID_CORE | NM_GRID_WALK;
-        zw->sflags[k] = f;
-        zw->sclr[k] = q[l];
-        zw->sclr2d[k] = (uint16_t)(q[l] - qs[l]);
-        zw->smedial[k] = med[l];
-    }
+    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
+        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
+            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
+            for (uint32_t k = first; k < first + n; k++) {
+                if (zw->rid[k] != r + 1) continue;
+                uint8_t f = zw->dead[k] ? NM_GRID_DEAD : 0;
+                if (core[l]) f |= NM_GRID_CORE | NM_GRID_WALK;
+                zw->sflags[k] = f;
+                zw->sclr[k] = q[l];
+                zw->sclr2d[k] = (uint16_t)(q[l] - qs[l]);
+                zw->smedial[k] = med[l];
+            }
+        }
     /* Ghost / Fill: layer cells without a span of the region */
     size_t ng = 0;
-    for (size_t l = 0; l < nc; l++) ng += layer[l] && !real[l];
+    for (size_t l = 0; l < nc; l++) ng += layer[l] == 1;
     if (ng) {
         region_out *ro = &zw->rout[r];
         ro->ghosts = nm_malloc(ng * sizeof *ro->ghosts);
@@ -203,7 +210,7 @@ static int region_chunk(void *ctx, size_t chunk)
         for (int32_t j = 0; j < lh; j++)
             for (int32_t i = 0; i < lw; i++) {
                 size_t l = (size_t)j * (size_t)lw + (size_t)i;
-                if (!layer[l] || real[l]) continue;
+                if (layer[l] != 1) continue;
                 int32_t gi = i + li0, gj = j + lj0;
                 if (gi < 0 || gj < 0 || gi >= nx || gj >= ny) continue; /* cannot happen: holes are enclosed */
                 /* one ring of propagation: the mean of the region's spans in the 8 neighbours,
@@ -236,7 +243,7 @@ static int region_chunk(void *ctx, size_t chunk)
             }
     }
 done:
-    nm_free(real); nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(med);
+    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(med);
     nm_free(q); nm_free(qs);
     if (rc != NM_OK) nm_error_prefix(err, "region %u", r + 1);
     return rc;
@@ -461,12 +468,257 @@ static void zw_free(zone_work *zw)
     nm_span_table_free(&zw->T);
     nm_free(zw->rid); nm_free(zw->dead); nm_free(zw->sflags); nm_free(zw->sclr);
     nm_free(zw->sclr2d); nm_free(zw->smedial); nm_free(zw->ssteps);
-    nm_free(zw->order); nm_free(zw->rstart); nm_free(zw->bbox); nm_free(zw->walls);
+    nm_free(zw->bbox); nm_free(zw->walls);
     nm_free(zw->kw_start); nm_free(zw->kw_list);
     if (zw->rout)
         for (uint32_t r = 0; r < zw->nreg; r++) nm_free(zw->rout[r].ghosts);
     nm_free(zw->rout);
     nm_free(zw->errs);
+}
+
+/* ---- records --------------------------------------------------------------------------------
+ * The records of a cell in natural order are its spans (span order) then its Ghost / Fill
+ * records (region order); the canonical order is a stable insertion sort of that (step 9). The
+ * natural order is a merge of the span table (cell order) and the Ghost / Fill records sorted by
+ * (cell, region), so no per-cell fill pointers are needed. Each column is written in its own pass
+ * and its per-span source is freed right after, so the per-span columns and the record columns
+ * never all exist at once (the zone's memory peak). */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The Ghost / Fill records of every region, concatenated in region order (*gall), and their
+ * indices sorted by (cell, index) (*gord). The region lists are freed. */
+static int sorted_ghosts(zone_work *zw, ghost_rec **gall, uint32_t **gord, size_t *count, nm_error *err)
+{
+    size_t G = 0;
+    for (uint32_t r = 0; r < zw->nreg; r++) G += zw->rout[r].nghosts;
+    if (G >= UINT32_MAX) return nm_fail(err, NM_ERR_ARG, "records: %zu Ghost / Fill records", G);
+    ghost_rec *all = nm_malloc((G + 1) * sizeof *all);
+    uint64_t *key = nm_malloc((G + 1) * sizeof *key);
+    if (!all || !key) {
+        nm_free(all); nm_free(key);
+        return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu Ghost / Fill records)", G);
+    }
+    size_t at = 0;
+    for (uint32_t r = 0; r < zw->nreg; r++) {
+        region_out *ro = &zw->rout[r];
+        if (ro->nghosts) memcpy(all + at, ro->ghosts, ro->nghosts * sizeof *all);
+        at += ro->nghosts;
+        nm_free(ro->ghosts);
+        ro->ghosts = NULL;
+        ro->nghosts = 0;
+    }
+    for (size_t g = 0; g < G; g++) key[g] = (uint64_t)all[g].cell << 32 | (uint64_t)g;
+    /* each region's list is in cell order already: a sort of nearly sorted runs */
+    qsort(key, G, sizeof *key, cmp_u64);
+    uint32_t *ord = (uint32_t *)key; /* in place: entry g is read before slot g is written */
+    for (size_t g = 0; g < G; g++) ord[g] = (uint32_t)key[g];
+    *gall = all;
+    *gord = ord;
+    *count = G;
+    return NM_OK;
+}
+
+/* The records in natural order: a merge of the spans (cell order) with the Ghost / Fill records
+ * sorted by (cell, region), spans first in a cell. nat_next gives the next one: true and *k for
+ * a span, false and *g for a Ghost / Fill record. */
+typedef struct nat_iter {
+    const uint32_t *sp_cell;
+    uint32_t ns, k;
+    const ghost_rec *gall;
+    const uint32_t *gord;
+    size_t G, gq;
+} nat_iter;
+
+static inline bool nat_next(nat_iter *it, uint32_t *k, const ghost_rec **g)
+{
+    if (it->k < it->ns && (it->gq == it->G || it->sp_cell[it->k] <= it->gall[it->gord[it->gq]].cell)) {
+        *k = it->k++;
+        return true;
+    }
+    *g = &it->gall[it->gord[it->gq++]];
+    return false;
+}
+
+/* Gives back the tail of a column past `bytes` (a failed shrink keeps the block as it is). */
+#define SHRINK_STEP (1u << 22)
+static void *shrink_col(void *p, size_t bytes)
+{
+    void *q = nm_realloc(p, bytes);
+    return q ? q : p;
+}
+
+static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
+{
+    const uint32_t ns = zw->T.nspans;
+    const uint32_t *sp_cell = zw->T.sp_cell;
+    size_t ncell = (size_t)Z->w * (size_t)Z->h;
+    ghost_rec *gall = NULL;
+    uint32_t *gord = NULL;
+    size_t G = 0;
+    int rc = sorted_ghosts(zw, &gall, &gord, &G, err);
+    if (rc != NM_OK) return rc;
+    size_t nrec = (size_t)ns + G;
+    Z->rec_count = nrec;
+    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
+    if (!Z->cell_start) goto nomem;
+    for (uint32_t k = 0; k < ns; k++) Z->cell_start[sp_cell[k] + 1]++;
+    for (size_t g = 0; g < G; g++) Z->cell_start[gall[g].cell + 1]++;
+    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
+    for (size_t g = 0; g < G; g++) {
+        if (gall[g].flags & NM_GRID_FILL) Z->stats.fills++; else Z->stats.ghosts++;
+    }
+
+    /* components (then the span components are used up) */
+    Z->scc = nm_malloc((nrec + 1) * sizeof *Z->scc);
+    if (!Z->scc) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        const uint32_t *comp = scc->comp;
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            if (nat_next(&it, &k, &g)) Z->scc[i] = gmap[comp[k]];
+            else Z->scc[i] = g->src_span == UINT32_MAX ? 0 : gmap[comp[g->src_span]];
+        }
+    }
+    nm_scc_free(scc);
+    /* sealed clearance difference and medial axis */
+    Z->clr2d = nm_malloc((nrec + 1) * sizeof *Z->clr2d);
+    Z->medial = nm_malloc(nrec + 1);
+    if (!Z->clr2d || !Z->medial) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            if (nat_next(&it, &k, &g)) {
+                Z->clr2d[i] = zw->sclr2d[k];
+                Z->medial[i] = zw->smedial[k];
+            } else {
+                Z->clr2d[i] = g->clr2d;
+                Z->medial[i] = g->medial;
+            }
+        }
+    }
+    nm_free(zw->sclr2d); zw->sclr2d = NULL;
+    nm_free(zw->smedial); zw->smedial = NULL;
+    /* facade segment bits: orthogonal direction i with a forbidden step across a face column
+     * (only spans carry steps; Ghost / Fill records have none) */
+    Z->seg = nm_malloc(nrec + 1);
+    if (!Z->seg) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            uint8_t sg = 0;
+            if (nat_next(&it, &k, &g) && zw->ssteps[k]) {
+                uint8_t st = zw->ssteps[k];
+                int32_t ci = (int32_t)(sp_cell[k] % (uint32_t)Z->w), cj = (int32_t)(sp_cell[k] / (uint32_t)Z->w);
+                for (int d = 0; d < 2; d++) {
+                    if (!(st & (3u << (2 * d)))) continue;
+                    if (nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
+                        nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
+                        sg |= (uint8_t)(1u << d);
+                }
+            }
+            Z->seg[i] = sg;
+        }
+    }
+    /* from here on only sp_cell and sp_h of the span table are read */
+    nm_free(zw->T.sp_ins); zw->T.sp_ins = NULL;
+    nm_free(zw->T.cs); zw->T.cs = NULL;
+    nm_free(zw->T.face); zw->T.face = NULL;
+    nm_free(zw->T.occ_bits); zw->T.occ_bits = NULL;
+    nm_free(zw->T.occ_rank); zw->T.occ_rank = NULL;
+    /* the records themselves, filled from the last one down: every SHRINK_STEP records the used
+     * tails of the six per-span sources are given back (realloc to the part still to be read),
+     * so the record table grows while its sources shrink */
+    Z->recs = nm_malloc((nrec + 1) * sizeof *Z->recs);
+    if (!Z->recs) goto nomem;
+    {
+        uint32_t k = ns; /* spans [0, k) not yet read */
+        size_t gq = G;   /* ghosts gord[0, gq) not yet read */
+        for (size_t i = nrec; i-- > 0;) {
+            nm_grid_rec *o = &Z->recs[i];
+            if (gq && (!k || gall[gord[gq - 1]].cell >= zw->T.sp_cell[k - 1])) {
+                const ghost_rec *g = &gall[gord[--gq]];
+                o->cell = (int32_t)g->cell;
+                o->rid = g->rid;
+                o->h = (g->flags & NM_GRID_FILL) ? 0.0f : g->h;
+                o->clr = g->clr;
+                o->flags = g->flags;
+                o->steps = 0;
+            } else {
+                k--;
+                o->cell = (int32_t)zw->T.sp_cell[k];
+                o->rid = zw->rid[k];
+                o->h = zw->T.sp_h[k];
+                o->clr = zw->sclr[k];
+                o->flags = zw->sflags[k];
+                o->steps = zw->ssteps[k];
+                if (k % SHRINK_STEP == 0 && k) {
+                    zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);
+                    zw->T.sp_h = shrink_col(zw->T.sp_h, (size_t)k * sizeof *zw->T.sp_h);
+                    zw->rid = shrink_col(zw->rid, (size_t)k * sizeof *zw->rid);
+                    zw->sclr = shrink_col(zw->sclr, (size_t)k * sizeof *zw->sclr);
+                    zw->sflags = shrink_col(zw->sflags, (size_t)k);
+                    zw->ssteps = shrink_col(zw->ssteps, (size_t)k);
+                }
+            }
+        }
+    }
+    nm_free(zw->rid); zw->rid = NULL;
+    nm_free(zw->sclr); zw->sclr = NULL;
+    nm_free(zw->sflags); zw->sflags = NULL;
+    nm_free(zw->ssteps); zw->ssteps = NULL;
+    nm_free(gall); gall = NULL;
+    nm_free(gord); gord = NULL;
+    nm_span_table_free(&zw->T); /* last use */
+    Z->steps2x = nm_calloc(nrec + 1, 1);
+    Z->tax = nm_calloc(nrec + 1, 1);
+    if (!Z->steps2x || !Z->tax) goto nomem;
+    /* canonical order inside each cell (insertion sort, stable: a cell holds a handful of
+     * records; the columns move with their record) */
+    for (size_t c = 0; c < ncell; c++) {
+        uint32_t a = Z->cell_start[c], b = Z->cell_start[c + 1];
+        for (uint32_t i = a + 1; i < b; i++) {
+            nm_grid_rec x = Z->recs[i];
+            uint32_t xs = Z->scc[i];
+            uint16_t xc = Z->clr2d[i];
+            uint8_t xg = Z->seg[i], xm = Z->medial[i];
+            uint32_t j = i;
+            while (j > a && nm_grid_layer_cmp(&Z->recs[j - 1], &x) > 0) {
+                Z->recs[j] = Z->recs[j - 1];
+                Z->scc[j] = Z->scc[j - 1];
+                Z->clr2d[j] = Z->clr2d[j - 1];
+                Z->seg[j] = Z->seg[j - 1];
+                Z->medial[j] = Z->medial[j - 1];
+                j--;
+            }
+            Z->recs[j] = x;
+            Z->scc[j] = xs;
+            Z->clr2d[j] = xc;
+            Z->seg[j] = xg;
+            Z->medial[j] = xm;
+        }
+    }
+    for (size_t i = 0; i < nrec; i++) {
+        uint8_t f = Z->recs[i].flags;
+        if (f & NM_GRID_DEAD) Z->stats.dead++;
+        if (f & NM_GRID_WALK) Z->stats.walk++;
+        if (f & NM_GRID_CORE) Z->stats.core++;
+    }
+    return NM_OK;
+nomem:
+    nm_free(gall);
+    nm_free(gord);
+    return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu records)", nrec);
 }
 
 void nm_bake_grid_zone_free(nm_bake_grid_zone *z)
@@ -508,6 +760,46 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
 #define BAND_MARGIN 2
 #define BAND_CELLS (1u << 22) /* default opts->band_cells */ /* own cells per band, about */
 
+typedef struct band_ctx {
+    const nm_grid_window *win;
+    const nm_grid_mesh *mesh;
+    const uint32_t *bstart, *blist; /* triangles per band (CSR) */
+    int32_t rows, first;            /* own rows per band; first band of the running group */
+    nm_span_table *bt;              /* per slot of the group: the band window's spans */
+    nm_error *errs;                 /* per slot */
+} band_ctx;
+
+/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window. */
+static int band_chunk(void *ctx, size_t slot)
+{
+    band_ctx *c = ctx;
+    nm_error *err = &c->errs[slot];
+    const nm_grid_window *win = c->win;
+    int32_t b = c->first + (int32_t)slot, nx = win->nx, ny = win->ny;
+    int32_t own0 = b * c->rows, own1 = own0 + c->rows < ny ? own0 + c->rows : ny;
+    int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
+    int32_t w1 = own1 + BAND_MARGIN > ny ? ny : own1 + BAND_MARGIN;
+    nm_grid_window bw = {win->x0, win->y0 + (double)w0 * NM_kCS, nx, w1 - w0};
+    size_t n = c->bstart[b + 1] - c->bstart[b];
+    uint32_t *subtris = nm_malloc((3 * n + 1) * sizeof *subtris);
+    if (!subtris) return nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
+    for (size_t i = 0; i < n; i++)
+        memcpy(subtris + 3 * i, c->mesh->tris + 3 * (size_t)c->blist[c->bstart[b] + i], 3 * sizeof *subtris);
+    nm_grid_mesh sub = {c->mesh->verts, c->mesh->nverts, subtris, n, NULL};
+    nm_grid_samples S;
+    memset(&S, 0, sizeof S);
+    nm_span_table pre;
+    memset(&pre, 0, sizeof pre);
+    int rc = nm_grid_rasterize(&bw, &sub, &S, err);
+    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
+    if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
+    nm_span_table_free(&pre);
+    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
+    nm_grid_samples_free(&S);
+    nm_free(subtris);
+    return rc;
+}
+
 static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                         const nm_bake_grid_opts *opts, nm_span_table *out, nm_error *err)
 {
@@ -521,9 +813,8 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     /* triangles per band (CSR), walkable only, in triangle order */
     uint32_t *bstart = nm_calloc((size_t)nb + 2, sizeof *bstart);
     int32_t *tb = nm_malloc(2 * (mesh->ntris + 1) * sizeof *tb);
-    uint32_t *blist = NULL, *subtris = NULL;
-    nm_grid_samples S, spans;
-    memset(&S, 0, sizeof S);
+    uint32_t *blist = NULL;
+    nm_grid_samples spans;
     memset(&spans, 0, sizeof spans);
     if (!bstart || !tb) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
     size_t total = 0;
@@ -564,55 +855,60 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     }
     nm_free(tb);
     tb = NULL;
-    size_t maxb = 0;
-    for (int32_t b = 0; b < nb; b++)
-        if (bstart[b + 1] - bstart[b] > maxb) maxb = bstart[b + 1] - bstart[b];
-    subtris = nm_malloc((3 * maxb + 1) * sizeof *subtris);
-    if (!subtris) { rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory"); goto done; }
-    for (int32_t b = 0; b < nb && rc == NM_OK; b++) {
-        int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
-        int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
-        int32_t w1 = own1 + BAND_MARGIN > ny ? ny : own1 + BAND_MARGIN;
-        nm_grid_window bw = {win->x0, win->y0 + (double)w0 * NM_kCS, nx, w1 - w0};
-        size_t n = bstart[b + 1] - bstart[b];
-        for (size_t i = 0; i < n; i++)
-            memcpy(subtris + 3 * i, mesh->tris + 3 * (size_t)blist[bstart[b] + i], 3 * sizeof *subtris);
-        nm_grid_mesh sub = {mesh->verts, mesh->nverts, subtris, n, NULL};
-        S.n = 0;
-        rc = nm_grid_rasterize(&bw, &sub, &S, err);
-        nm_span_table pre, bt;
-        memset(&pre, 0, sizeof pre);
-        memset(&bt, 0, sizeof bt);
-        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
-        if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
-        nm_span_table_free(&pre);
-        if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &bt, err);
-        if (rc == NM_OK) {
-            /* keep the own rows, as zone cell numbers */
-            uint32_t a = 0;
-            while (a < bt.nspans && bt.sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
-            for (uint32_t k = a; k < bt.nspans && rc == NM_OK; k++) {
-                uint32_t row = bt.sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
-                if (row >= (uint32_t)own1) break;
-                rc = nm_grid_samples_push(&spans, row * (uint32_t)nx + bt.sp_cell[k] % (uint32_t)nx, bt.sp_h[k],
-                                          bt.sp_ins[k], err);
-            }
+    {
+        /* up to `workers` bands at once; their own rows are appended in band order */
+        int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
+        band_ctx bc = {win, mesh, bstart, blist, rows, 0, NULL, NULL};
+        bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
+        bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
+        if (!bc.bt || !bc.errs) {
+            nm_free(bc.bt); nm_free(bc.errs);
+            rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
+            goto done;
         }
-        nm_span_table_free(&bt);
-        if (opts && opts->progress) opts->progress(opts->progress_ctx, "rasterise", 0.2 * (b + 1) / nb);
+        for (int32_t b0 = 0; b0 < nb && rc == NM_OK; b0 += wk) {
+            size_t m = (size_t)(nb - b0 < wk ? nb - b0 : wk);
+            bc.first = b0;
+            rc = nm_parallel_chunks(m, wk, band_chunk, &bc);
+            if (rc != NM_OK) {
+                for (size_t q = 0; q < m; q++)
+                    if (bc.errs[q].code) { *err = bc.errs[q]; break; }
+            }
+            for (size_t q = 0; q < m; q++) {
+                nm_span_table *bt = &bc.bt[q];
+                int32_t b = b0 + (int32_t)q;
+                int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
+                int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
+                if (rc == NM_OK) {
+                    /* keep the own rows, as zone cell numbers */
+                    uint32_t a = 0;
+                    while (a < bt->nspans && bt->sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+                    rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
+                    for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
+                        uint32_t row = bt->sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
+                        if (row >= (uint32_t)own1) break;
+                        spans.cell[spans.n] = row * (uint32_t)nx + bt->sp_cell[k] % (uint32_t)nx;
+                        spans.h[spans.n] = bt->sp_h[k];
+                        spans.ins[spans.n] = bt->sp_ins[k];
+                        spans.n++;
+                    }
+                }
+                nm_span_table_free(bt);
+            }
+            if (opts && opts->progress)
+                opts->progress(opts->progress_ctx, "rasterise", 0.2 * (double)(b0 + (int32_t)m) / nb);
+        }
+        nm_free(bc.bt);
+        nm_free(bc.errs);
     }
-    nm_grid_samples_free(&S);
-    nm_free(subtris);
-    subtris = NULL;
     nm_free(blist);
     blist = NULL;
     nm_free(bstart);
     bstart = NULL;
     if (rc == NM_OK) rc = nm_grid_pack_spans(win, &spans, out, err);
 done:
-    nm_grid_samples_free(&S);
     nm_grid_samples_free(&spans);
-    nm_free(bstart); nm_free(tb); nm_free(blist); nm_free(subtris);
+    nm_free(bstart); nm_free(tb); nm_free(blist);
     return rc;
 }
 
@@ -644,7 +940,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     nm_bake_grid_zone Z;
     memset(&Z, 0, sizeof Z);
     uint8_t *walk = NULL, *bnd = NULL;
-    uint32_t *gmap = NULL, *cnt = NULL;
+    uint32_t *gmap = NULL;
     nm_scc scc;
     memset(&scc, 0, sizeof scc);
     int rc = NM_OK;
@@ -718,32 +1014,21 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     if (rc != NM_OK) goto fail_op;
     Z.stats.walls = zw.nwalls;
 
-    /* 4. spans grouped by region (stable counting sort) and region boxes */
-    zw.rstart = nm_calloc((size_t)zw.nreg + 2, sizeof *zw.rstart);
-    zw.order = nm_malloc((size_t)ns * sizeof *zw.order + 4);
+    /* 4. region boxes (a region's spans are read back through its box's cells) */
     zw.bbox = nm_malloc(((size_t)zw.nreg * 4 + 1) * sizeof *zw.bbox);
-    if (!zw.rstart || !zw.order || !zw.bbox) NOMEM("region lists");
+    if (!zw.bbox) NOMEM("region boxes");
     for (uint32_t r = 0; r < zw.nreg; r++) {
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
     for (uint32_t k = 0; k < ns; k++) {
         uint32_t r = zw.rid[k] - 1;
-        zw.rstart[r + 1]++;
         int32_t i = (int32_t)(T->sp_cell[k] % (uint32_t)Z.w), j = (int32_t)(T->sp_cell[k] / (uint32_t)Z.w);
         int32_t *b = &zw.bbox[4 * r];
         if (i < b[0]) b[0] = i;
         if (j < b[1]) b[1] = j;
         if (i > b[2]) b[2] = i;
         if (j > b[3]) b[3] = j;
-    }
-    for (uint32_t r = 0; r < zw.nreg; r++) zw.rstart[r + 1] += zw.rstart[r];
-    {
-        uint32_t *fill = nm_malloc(((size_t)zw.nreg + 1) * sizeof *fill);
-        if (!fill) NOMEM("region lists");
-        memcpy(fill, zw.rstart, ((size_t)zw.nreg + 1) * sizeof *fill);
-        for (uint32_t k = 0; k < ns; k++) zw.order[fill[zw.rid[k] - 1]++] = k;
-        nm_free(fill);
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
@@ -863,13 +1148,27 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         uint32_t *pairs = NULL;
         size_t pcap = 0;
         uint32_t *clist = nm_malloc(((size_t)scc.ncomp + 1) * sizeof *clist);
-        if (!clist) NOMEM("components");
+        uint32_t *cnum = nm_calloc((size_t)zw.nreg + 1, sizeof *cnum);
+        if (!clist || !cnum) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
+        /* spans in span order: a region's spans come in the same order as in the region alone */
+        for (uint32_t k = 0; k < ns; k++) {
+            uint32_t c = scc.comp[k];
+            if (!gmap[c]) gmap[c] = ++cnum[zw.rid[k] - 1];
+        }
+        /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
+        {
+            uint32_t *cfirst = nm_malloc(((size_t)zw.nreg + 1) * sizeof *cfirst);
+            if (!cfirst) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
+            uint32_t at = 0;
+            for (uint32_t r = 0; r < zw.nreg; r++) { cfirst[r] = at; at += cnum[r]; }
+            for (uint32_t k = 0; k < ns; k++) clist[cfirst[zw.rid[k] - 1] + gmap[scc.comp[k]] - 1] = scc.comp[k];
+            nm_free(cfirst);
+        }
+        uint32_t cat = 0;
         for (uint32_t r = 0; r < zw.nreg; r++) {
-            uint32_t nloc = 0;
-            for (uint32_t a = zw.rstart[r]; a < zw.rstart[r + 1]; a++) {
-                uint32_t c = scc.comp[zw.order[a]];
-                if (!gmap[c]) { gmap[c] = ++nloc; clist[nloc - 1] = c; }
-            }
+            uint32_t nloc = cnum[r];
+            const uint32_t *rlist = clist + cat;
+            cat += nloc;
             nm_bnvf_region_src *R = &Z.regions[r];
             R->rid = r + 1;
             R->n_scc = nloc;
@@ -877,12 +1176,12 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
             size_t np = 0;
             /* DAG edges of the region's components: visit components in local order once */
             for (uint32_t a = 0; a < nloc; a++) {
-                uint32_t c = clist[a];
+                uint32_t c = rlist[a];
                 for (uint32_t e = scc.dag_off[c - 1]; e < scc.dag_off[c]; e++) {
                     if (np + 1 > pcap) {
                         size_t nc2 = pcap ? pcap * 2 : 256;
                         uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
-                        if (!p2) { nm_free(pairs); nm_free(clist); NOMEM("components"); }
+                        if (!p2) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
                         pairs = p2; pcap = nc2;
                     }
                     pairs[2 * np] = gmap[c];
@@ -899,125 +1198,23 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
                     u++;
                 }
             uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
-            if (!ed) { nm_free(pairs); nm_free(clist); NOMEM("components"); }
+            if (!ed) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
             if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
             R->edges = ed;
             R->n_edges = (uint32_t)u;
         }
         nm_free(pairs);
         nm_free(clist);
+        nm_free(cnum);
     }
 
-    /* the region lists and the Dead column are used up (Dead is in sflags now) */
-    nm_free(zw.order); zw.order = NULL;
+    /* the Dead column is used up (Dead is in sflags now) */
     nm_free(zw.dead); zw.dead = NULL;
 
     /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
     progress(opts, "records", 0.85);
-    cnt = nm_calloc(ncell + 1, sizeof *cnt);
-    if (!cnt) NOMEM("records");
-    size_t nrec = ns;
-    for (uint32_t k = 0; k < ns; k++) cnt[T->sp_cell[k] + 1]++;
-    for (uint32_t r = 0; r < zw.nreg; r++) {
-        nrec += zw.rout[r].nghosts;
-        for (size_t g = 0; g < zw.rout[r].nghosts; g++) cnt[zw.rout[r].ghosts[g].cell + 1]++;
-    }
-    for (size_t c = 0; c < ncell; c++) cnt[c + 1] += cnt[c];
-    Z.cell_start = cnt;
-    cnt = NULL;
-    Z.rec_count = nrec;
-    Z.recs = nm_malloc((nrec + 1) * sizeof *Z.recs);
-    Z.scc = nm_malloc((nrec + 1) * sizeof *Z.scc);
-    Z.clr2d = nm_malloc((nrec + 1) * sizeof *Z.clr2d);
-    Z.steps2x = nm_calloc(nrec + 1, 1);
-    Z.tax = nm_calloc(nrec + 1, 1);
-    Z.seg = nm_malloc(nrec + 1);
-    Z.medial = nm_malloc(nrec + 1);
-    uint32_t *fillp = nm_malloc((ncell + 1) * sizeof *fillp);
-    if (!Z.recs || !Z.scc || !Z.clr2d || !Z.steps2x || !Z.tax || !Z.seg || !Z.medial || !fillp) {
-        nm_free(fillp);
-        NOMEM("records");
-    }
-    memcpy(fillp, Z.cell_start, (ncell + 1) * sizeof *fillp);
-    for (uint32_t k = 0; k < ns; k++) {
-        size_t i = fillp[T->sp_cell[k]]++;
-        nm_grid_rec *o = &Z.recs[i];
-        o->cell = (int32_t)T->sp_cell[k];
-        o->rid = zw.rid[k];
-        o->h = T->sp_h[k];
-        o->clr = zw.sclr[k];
-        o->flags = zw.sflags[k];
-        o->steps = zw.ssteps[k];
-        Z.scc[i] = gmap[scc.comp[k]];
-        Z.clr2d[i] = zw.sclr2d[k];
-        Z.medial[i] = zw.smedial[k];
-        /* facade segment bits: orthogonal direction i with a forbidden step across a face column */
-        uint8_t sg = 0;
-        if (o->steps) {
-            uint32_t c = T->sp_cell[k];
-            int32_t ci = (int32_t)(c % (uint32_t)Z.w), cj = (int32_t)(c / (uint32_t)Z.w);
-            for (int d = 0; d < 2; d++) {
-                if (!(o->steps & (3u << (2 * d)))) continue;
-                if (nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
-                    nm_grid_raster_face(T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
-                    sg |= (uint8_t)(1u << d);
-            }
-        }
-        Z.seg[i] = sg;
-    }
-    for (uint32_t r = 0; r < zw.nreg; r++) {
-        for (size_t g = 0; g < zw.rout[r].nghosts; g++) {
-            const ghost_rec *G = &zw.rout[r].ghosts[g];
-            size_t i = fillp[G->cell]++;
-            nm_grid_rec *o = &Z.recs[i];
-            o->cell = (int32_t)G->cell;
-            o->rid = G->rid;
-            o->h = (G->flags & NM_GRID_FILL) ? 0.0f : G->h;
-            o->clr = G->clr;
-            o->flags = G->flags;
-            o->steps = 0;
-            Z.scc[i] = G->src_span == UINT32_MAX ? 0 : gmap[scc.comp[G->src_span]];
-            Z.clr2d[i] = G->clr2d;
-            Z.medial[i] = G->medial;
-            Z.seg[i] = 0;
-            if (G->flags & NM_GRID_FILL) Z.stats.fills++; else Z.stats.ghosts++;
-        }
-        nm_free(zw.rout[r].ghosts); /* last use */
-        zw.rout[r].ghosts = NULL;
-        zw.rout[r].nghosts = 0;
-    }
-    nm_free(fillp);
-    /* canonical order inside each cell (insertion sort: a cell holds a handful of records; the
-     * columns move with their record) */
-    for (size_t c = 0; c < ncell; c++) {
-        uint32_t a = Z.cell_start[c], b = Z.cell_start[c + 1];
-        for (uint32_t i = a + 1; i < b; i++) {
-            nm_grid_rec x = Z.recs[i];
-            uint32_t xs = Z.scc[i];
-            uint16_t xc = Z.clr2d[i];
-            uint8_t xg = Z.seg[i], xm = Z.medial[i];
-            uint32_t j = i;
-            while (j > a && nm_grid_layer_cmp(&Z.recs[j - 1], &x) > 0) {
-                Z.recs[j] = Z.recs[j - 1];
-                Z.scc[j] = Z.scc[j - 1];
-                Z.clr2d[j] = Z.clr2d[j - 1];
-                Z.seg[j] = Z.seg[j - 1];
-                Z.medial[j] = Z.medial[j - 1];
-                j--;
-            }
-            Z.recs[j] = x;
-            Z.scc[j] = xs;
-            Z.clr2d[j] = xc;
-            Z.seg[j] = xg;
-            Z.medial[j] = xm;
-        }
-    }
-    for (size_t i = 0; i < nrec; i++) {
-        uint8_t f = Z.recs[i].flags;
-        if (f & NM_GRID_DEAD) Z.stats.dead++;
-        if (f & NM_GRID_WALK) Z.stats.walk++;
-        if (f & NM_GRID_CORE) Z.stats.core++;
-    }
+    rc = build_records(&zw, &scc, gmap, &Z, err);
+    if (rc != NM_OK) goto fail;
     nm_free(gmap); gmap = NULL;
     nm_scc_free(&scc);
     zw_free(&zw);
@@ -1035,7 +1232,6 @@ fail_op:
     nm_error_prefix(err, "%s: grid bake", zname);
 fail:
     nm_free(walk); nm_free(bnd); nm_free(gmap);
-    nm_free(cnt);
     nm_scc_free(&scc);
     zw_free(&zw);
     nm_bake_grid_zone_free(&Z);

@@ -89,6 +89,52 @@ static int edt_rows(void *ctx, size_t chunk)
     return NM_OK;
 }
 
+typedef struct col_job {
+    int32_t nx, ny;
+    const uint8_t *obst;
+    uint16_t *g;
+    int32_t strip; /* columns per chunk */
+} col_job;
+#define COL_STRIP 2048
+
+/* Column pass of one strip of columns: downward distances into g, then upward ones (carried in
+ * a strip-wide row) folded in with min; the same values as walking each column on its own. */
+static int edt_cols(void *ctx, size_t chunk)
+{
+    const col_job *jb = ctx;
+    const int32_t nx = jb->nx, ny = jb->ny;
+    int32_t x0 = (int32_t)chunk * jb->strip, x1 = x0 + jb->strip < nx ? x0 + jb->strip : nx;
+    int32_t w = x1 - x0;
+    uint16_t *d = nm_malloc((size_t)w * sizeof *d);
+    if (!d)
+        return NM_ERR_NOMEM;
+    for (int32_t x = 0; x < w; x++)
+        d[x] = EDT_G;
+    for (int32_t y = 0; y < ny; y++) {
+        const uint8_t *ob = jb->obst + (size_t)y * (size_t)nx + (size_t)x0;
+        uint16_t *g = jb->g + (size_t)y * (size_t)nx + (size_t)x0;
+        for (int32_t x = 0; x < w; x++) {
+            uint32_t v = ob[x] ? 0 : (d[x] < EDT_G ? d[x] + 1u : EDT_G);
+            d[x] = (uint16_t)v;
+            g[x] = (uint16_t)v;
+        }
+    }
+    for (int32_t x = 0; x < w; x++)
+        d[x] = EDT_G;
+    for (int32_t y = ny - 1; y >= 0; y--) {
+        const uint8_t *ob = jb->obst + (size_t)y * (size_t)nx + (size_t)x0;
+        uint16_t *g = jb->g + (size_t)y * (size_t)nx + (size_t)x0;
+        for (int32_t x = 0; x < w; x++) {
+            uint32_t v = ob[x] ? 0 : (d[x] < EDT_G ? d[x] + 1u : EDT_G);
+            d[x] = (uint16_t)v;
+            if (v < g[x])
+                g[x] = (uint16_t)v;
+        }
+    }
+    nm_free(d);
+    return NM_OK;
+}
+
 int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, int workers,
                       nm_error *err)
 {
@@ -100,21 +146,14 @@ int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, 
     if (!g)
         return nm_fail(err, NM_ERR_NOMEM, "Clearance: %zu cells", n);
     /* Column pass: cells to the nearest obstacle above or below in the same column, capped at
-     * 196; outside the window counts as free, so a column without obstacles stays at the cap. */
-    for (int32_t x = 0; x < nx; x++) {
-        uint32_t d = EDT_G;
-        for (int32_t y = 0; y < ny; y++) {
-            size_t c = (size_t)y * (size_t)nx + (size_t)x;
-            d = obst[c] ? 0 : (d < EDT_G ? d + 1 : EDT_G);
-            g[c] = (uint16_t)d;
-        }
-        d = EDT_G;
-        for (int32_t y = ny - 1; y >= 0; y--) {
-            size_t c = (size_t)y * (size_t)nx + (size_t)x;
-            d = obst[c] ? 0 : (d < EDT_G ? d + 1 : EDT_G);
-            if (d < g[c])
-                g[c] = (uint16_t)d;
-        }
+     * 196; outside the window counts as free, so a column without obstacles stays at the cap.
+     * Run over strips of columns, row by row (the array is row-major), in parallel. */
+    col_job cj = {nx, ny, obst, g, COL_STRIP};
+    size_t strips = ((size_t)nx + COL_STRIP - 1) / COL_STRIP;
+    rc = nm_parallel_chunks(strips, nm_workers_for(n, workers), edt_cols, &cj);
+    if (rc) {
+        nm_free(g);
+        return nm_fail(err, rc, "Clearance: column pass failed");
     }
     edt_job jb = {nx, ny, g, obst, q, 64};
     size_t chunks = ((size_t)ny + jb.rows_per_chunk - 1) / jb.rows_per_chunk;
@@ -130,11 +169,30 @@ int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, 
 typedef struct ns_state {
     int32_t nx, ny;
     int32_t *src;
+    double inv_nx; /* 1 / nx */
 } ns_state;
+
+/* Column and row of cell c >= 0 (c % nx, c / nx) without an integer division: the quotient
+ * from a multiply by 1/nx is off by at most one, and the remainder tells which way. */
+static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int64_t *j)
+{
+    int64_t q = (int64_t)((double)c * inv_nx), r = (int64_t)c - q * nx;
+    if (r < 0) {
+        q--;
+        r += nx;
+    } else if (r >= nx) {
+        q++;
+        r -= nx;
+    }
+    *i = r;
+    *j = q;
+}
 
 static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
 {
-    int64_t dx = (int64_t)(c % s->nx) - i, dy = (int64_t)(c / s->nx) - j;
+    int64_t ci, cj;
+    cell_ij(c, s->nx, s->inv_nx, &ci, &cj);
+    int64_t dx = ci - i, dy = cj - j;
     return dx * dx + dy * dy;
 }
 
@@ -161,7 +219,7 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     size_t n = (size_t)nx * (size_t)ny;
     for (size_t c = 0; c < n; c++)
         src[c] = obst[c] ? (int32_t)c : -1;
-    ns_state s = {nx, ny, src};
+    ns_state s = {nx, ny, src, 1.0 / (double)nx};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
         for (int32_t i = 0; i < nx; i++) {
@@ -208,12 +266,14 @@ int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *me
     const double lc = NM_kClrLambda / NM_kCS;
     const int64_t T = (int64_t)ceil(lc * lc);
     memset(medial, 0, n);
+    const double inv_nx = 1.0 / (double)nx;
     for (int32_t j = 0; j < ny; j++)
         for (int32_t i = 0; i < nx; i++) {
             size_t c = (size_t)j * (size_t)nx + (size_t)i;
             if (obst[c] || src[c] < 0)
                 continue;
-            int64_t fx = src[c] % nx, fy = src[c] / nx;
+            int64_t fx, fy;
+            cell_ij(src[c], nx, inv_nx, &fx, &fy);
             for (int dj = -1; dj <= 1 && !medial[c]; dj++)
                 for (int di = -1; di <= 1; di++) {
                     int32_t a = i + di, b = j + dj;
@@ -222,7 +282,9 @@ int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *me
                     size_t o = (size_t)b * (size_t)nx + (size_t)a;
                     if (obst[o] || src[o] < 0)
                         continue;
-                    int64_t ex = src[o] % nx - fx, ey = src[o] / nx - fy;
+                    int64_t ox, oy;
+                    cell_ij(src[o], nx, inv_nx, &ox, &oy);
+                    int64_t ex = ox - fx, ey = oy - fy;
                     if (ex * ex + ey * ey >= T) {
                         medial[c] = 1;
                         break;

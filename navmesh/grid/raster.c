@@ -75,8 +75,13 @@ void nm_grid_samples_free(nm_grid_samples *s)
 #define HALF_CELL (0.5 * NM_kCS) /* half-width of a cell square, px */
 #define BARY_EPS 1e-12           /* ins tolerance and the zero-area denominator */
 
-static double min3(double a, double b, double c) { return fmin(a, fmin(b, c)); }
-static double max3(double a, double b, double c) { return fmax(a, fmax(b, c)); }
+/* fmin / fmax without the libm call (the raster's hottest helpers): a NaN operand gives the
+ * other one, as fmin does; only the sign of a zero may differ, which no caller can see (they
+ * compare, or floor after subtracting the window origin). */
+static inline double mn(double a, double b) { return (b < a || a != a) ? b : a; }
+static inline double mx(double a, double b) { return (b > a || a != a) ? b : a; }
+static double min3(double a, double b, double c) { return mn(a, mn(b, c)); }
+static double max3(double a, double b, double c) { return mx(a, mx(b, c)); }
 static double cross2(double ax, double ay, double bx, double by) { return ax * by - ay * bx; }
 
 /* Closed-interval overlap of [lo, hi] with [-r, r]. */

@@ -87,6 +87,41 @@ static int mask_args(int32_t nx, int32_t ny, const void *mask, const char *who, 
     return NM_OK;
 }
 
+/* FIFO of cell numbers for the breadth-first walks: a ring that doubles when full, so it holds
+ * the frontier of a walk only, not a whole component (the outside of a region's window can be
+ * most of its cells). */
+typedef struct cell_ring {
+    uint32_t *v;
+    size_t cap, head, n; /* cap is a power of two */
+} cell_ring;
+
+static bool ring_push(cell_ring *r, uint32_t c)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 1024;
+        uint32_t *v = nm_malloc(nc * sizeof *v);
+        if (!v)
+            return false;
+        for (size_t k = 0; k < r->n; k++)
+            v[k] = r->v[(r->head + k) & (r->cap - 1)];
+        nm_free(r->v);
+        r->v = v;
+        r->cap = nc;
+        r->head = 0;
+    }
+    r->v[(r->head + r->n) & (r->cap - 1)] = c;
+    r->n++;
+    return true;
+}
+
+static uint32_t ring_pop(cell_ring *r)
+{
+    uint32_t c = r->v[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->n--;
+    return c;
+}
+
 int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *prot,
                        size_t *filled, nm_error *err)
 {
@@ -95,23 +130,26 @@ int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *pro
         return rc;
     size_t n = (size_t)nx * (size_t)ny;
     uint8_t *seen = nm_calloc(n, 1);
-    uint32_t *queue = nm_malloc(n * sizeof *queue);
-    if (!seen || !queue) {
-        nm_free(seen);
-        nm_free(queue);
+    cell_ring q = {NULL, 0, 0, 0};
+    if (!seen)
         return nm_fail(err, NM_ERR_NOMEM, "FillHoles: %zu cells", n);
-    }
     size_t total = 0;
     for (size_t start = 0; start < n; start++) {
         if (mask[start] || seen[start])
             continue;
-        /* Breadth-first over the 4-connected component; the queue segment is the component. */
-        size_t head = 0, tail = 0;
+        /* Breadth-first over the 4-connected component; only a component of at most
+         * kHoleMaxCells cells can be filled, so only that many cells are remembered. */
+        uint32_t comp[NM_kHoleMaxCells];
+        size_t size = 0;
         bool edge = false, guarded = false;
-        queue[tail++] = (uint32_t)start;
         seen[start] = 1;
-        while (head < tail) {
-            uint32_t c = queue[head++];
+        if (!ring_push(&q, (uint32_t)start))
+            goto nomem;
+        while (q.n) {
+            uint32_t c = ring_pop(&q);
+            if (size < NM_kHoleMaxCells)
+                comp[size] = c;
+            size++;
             int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
             if (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)
                 edge = true;
@@ -125,21 +163,26 @@ int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *pro
                 uint32_t d = (uint32_t)b * (uint32_t)nx + (uint32_t)a;
                 if (!mask[d] && !seen[d]) {
                     seen[d] = 1;
-                    queue[tail++] = d;
+                    if (!ring_push(&q, d))
+                        goto nomem;
                 }
             }
         }
-        if (!edge && !guarded && tail <= NM_kHoleMaxCells) {
-            for (size_t k = 0; k < tail; k++)
-                mask[queue[k]] = 1;
-            total += tail;
+        if (!edge && !guarded && size <= NM_kHoleMaxCells) {
+            for (size_t k = 0; k < size; k++)
+                mask[comp[k]] = 1;
+            total += size;
         }
     }
     nm_free(seen);
-    nm_free(queue);
+    nm_free(q.v);
     if (filled)
         *filled = total;
     return NM_OK;
+nomem:
+    nm_free(seen);
+    nm_free(q.v);
+    return nm_fail(err, NM_ERR_NOMEM, "FillHoles: %zu cells", n);
 }
 
 /* ---- CloseCracks ---------------------------------------------------------------------------- */

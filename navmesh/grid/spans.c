@@ -250,6 +250,23 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
     }
     out->win = *win;
     size_t n = spans->n;
+    /* Already in (cell, height) order (the bake's row bands arrive so): the sort would keep
+     * every span where it is, so the columns are taken over as they are. */
+    bool sorted = spans->ins != NULL;
+    for (size_t k = 1; k < n && sorted; k++)
+        sorted = spans->cell[k - 1] < spans->cell[k] ||
+                 (spans->cell[k - 1] == spans->cell[k] && !(spans->h[k - 1] > spans->h[k]));
+    if (sorted && n) {
+        out->nspans = (uint32_t)n;
+        out->sp_cell = spans->cell; /* the unused capacity past n is never touched */
+        out->sp_h = spans->h;
+        out->sp_ins = spans->ins;
+        memset(spans, 0, sizeof *spans);
+        rc = finish_table(out, err);
+        if (rc)
+            nm_span_table_free(out);
+        return rc;
+    }
     uint32_t ncells = (uint32_t)((uint64_t)win->nx * (uint64_t)win->ny);
     uint32_t *perm = sort_perm(spans->cell, n, ncells, err);
     if (!perm) {
@@ -289,6 +306,16 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
     return rc;
 }
 
+/* Bit count without a call: with no popcnt instruction enabled (portable builds) the builtin
+ * is a libgcc call, and the bake asks for a cell's spans several times per span. */
+static inline uint32_t popc64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
 {
     if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny)
@@ -298,7 +325,7 @@ int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
     if (!((word >> b) & 1u))
         return -1;
     uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    return (int64_t)t->occ_rank[c >> 6] + __builtin_popcountll(below);
+    return (int64_t)t->occ_rank[c >> 6] + popc64(below);
 }
 
 uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)

@@ -406,7 +406,9 @@ Test(bakegrid, workers_same_records)
     mesh_group(&b, "floor");
     mesh_rect(&b, 0, 0, 150, 120, 0.0, 5.0, 30, 30, 50, 40);
     mesh_group(&b, "deck");
-    mesh_rect(&b, 60, 0, 70, 120, 4.0, 2.0, 0, 0, 0, 0);
+    /* a 1 px hole in the deck over the floor: Ghost and Fill records in cells that also hold a
+     * floor span (the record merge and the in-cell order) */
+    mesh_rect(&b, 60, 0, 70, 120, 4.0, 1.0, 64, 50, 65, 51);
     nm_pack p;
     bake_loaded(b.s, &p);
     nm_bake_grid_zone z1, z4;
@@ -427,6 +429,30 @@ Test(bakegrid, workers_same_records)
     cr_assert_eq(zb.rec_count, z1.rec_count);
     cr_assert_eq(memcmp(zb.recs, z1.recs, z1.rec_count * sizeof *z1.recs), 0);
     cr_assert_eq(memcmp(zb.scc, z1.scc, z1.rec_count * sizeof *z1.scc), 0);
+    /* bands rasterised several at a time (2 and 4 workers) give the same zone, every column */
+    for (int wk = 2; wk <= 4; wk += 2) {
+        nm_bake_grid_zone_free(&zb);
+        o.workers = wk;
+        cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &zb, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(zb.rec_count, z1.rec_count, "%d workers", wk);
+        cr_assert_eq(memcmp(zb.cell_start, z1.cell_start, ((size_t)z1.w * (size_t)z1.h + 1) * sizeof *z1.cell_start), 0);
+        cr_assert_eq(memcmp(zb.recs, z1.recs, z1.rec_count * sizeof *z1.recs), 0, "%d workers", wk);
+        cr_assert_eq(memcmp(zb.scc, z1.scc, z1.rec_count * sizeof *z1.scc), 0);
+        cr_assert_eq(memcmp(zb.clr2d, z1.clr2d, z1.rec_count * sizeof *z1.clr2d), 0);
+        cr_assert_eq(memcmp(zb.medial, z1.medial, z1.rec_count), 0);
+        cr_assert_eq(memcmp(zb.seg, z1.seg, z1.rec_count), 0);
+    }
+    cr_assert_gt(z1.stats.ghosts, 0, "the scene has Ghost records to merge");
+    cr_assert_gt(z1.stats.fills, 0, "the scene has Fill records to merge");
+    /* the merged columns stay with their record: a Ghost takes a component, a Fill has none */
+    for (size_t i = 0; i < z1.rec_count; i++) {
+        if (z1.recs[i].flags & NM_GRID_GHOST) cr_assert_gt(z1.scc[i], 0, "Ghost record %zu", i);
+        if (z1.recs[i].flags & NM_GRID_FILL) {
+            cr_assert_eq(z1.scc[i], 0, "Fill record %zu", i);
+            cr_assert_eq(z1.recs[i].h, 0.0f, "Fill record %zu", i);
+        }
+        if (!(z1.recs[i].flags & (NM_GRID_GHOST | NM_GRID_FILL))) cr_assert_gt(z1.scc[i], 0, "span record %zu", i);
+    }
     nm_bake_grid_zone_free(&zb);
     nm_zone_clean_free(zc);
     nm_bake_grid_zone_free(&z1);

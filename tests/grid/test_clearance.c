@@ -52,6 +52,41 @@ Test(clearance, truncated_edt_is_exact_within_12_px_on_random_masks)
     check_against_brute(60, 230, 0.0005, 4);  /* columns longer than the 196 cap */
 }
 
+/* A window wider than one column strip of the column pass (2048 columns): exact against brute
+ * force over the obstacles within 49 columns, for one and two workers. */
+Test(clearance, wide_window_is_exact_across_column_strips)
+{
+    const int nx = 4500, ny = 12;
+    uint8_t *ob = calloc((size_t)nx * ny, 1);
+    uint16_t *q = malloc((size_t)nx * ny * sizeof *q), *q2 = malloc((size_t)nx * ny * sizeof *q2);
+    uint64_t seed = 7;
+    for (int c = 0; c < nx * ny; c++)
+        ob[c] = rng_unit(&seed) < 0.004;
+    ob[5 * nx + 2047] = ob[6 * nx + 2048] = 1; /* obstacles on both sides of the first strip edge */
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_clearance(nx, ny, ob, q, 1, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_grid_clearance(nx, ny, ob, q2, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(q, q2, (size_t)nx * ny * sizeof *q), 0);
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            uint32_t best = UINT32_MAX;
+            for (int b = 0; b < ny; b++)
+                for (int a = i - 49 < 0 ? 0 : i - 49; a <= i + 49 && a < nx; a++)
+                    if (ob[b * nx + a]) {
+                        uint32_t d = (uint32_t)((a - i) * (a - i) + (b - j) * (b - j));
+                        if (d < best) best = d;
+                    }
+            uint16_t got = q[j * nx + i];
+            if (best <= 48u * 48u)
+                cr_assert_eq(got, best, "(%d,%d): q %u, exact %u", i, j, got, best);
+            else
+                cr_assert_gt(got, 48u * 48u, "(%d,%d): q %u must exceed 48^2", i, j, got);
+        }
+    free(ob);
+    free(q);
+    free(q2);
+}
+
 Test(clearance, empty_window_reads_capped_everywhere)
 {
     uint8_t ob[50 * 8] = {0};

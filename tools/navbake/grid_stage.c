@@ -343,6 +343,39 @@ static void report(const nm_bake_opts *o, const char *line, double frac)
     if (o->progress) o->progress(o->progress_ctx, line, frac);
 }
 
+/* Seconds per bake step of one zone and the process's peak memory at its end (the bake's
+ * progress calls name the step just started; the rasteriser's per-band calls repeat its name),
+ * printed in the zone's progress line. */
+#define STEP_MAX 16
+typedef struct step_times {
+    const char *name[STEP_MAX];
+    double start[STEP_MAX], peak[STEP_MAX];
+    int n;
+} step_times;
+
+static void step_mark(void *ctx, const char *step, double frac)
+{
+    (void)frac;
+    step_times *st = ctx;
+    if (st->n && strcmp(st->name[st->n - 1], step) == 0) return;
+    if (st->n == STEP_MAX) return;
+    st->name[st->n] = step;
+    st->peak[st->n] = peak_mb();
+    st->start[st->n++] = now_s();
+}
+
+static void step_line(const step_times *st, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i + 1 < st->n && at < cap; i++) {
+        int k = snprintf(buf + at, cap - at, "%s%s %.2f s %.0f MB", i ? ", " : "", st->name[i],
+                         st->start[i + 1] - st->start[i], st->peak[i + 1]);
+        if (k < 0) break;
+        at += (size_t)k;
+    }
+}
+
 int navbake_grid_stage(const nm_bake_opts *opts, const nm_pack *loaded, const uint8_t *occ,
                        size_t occ_size, int workers, nm_bake_grid_zone **zones_out,
                        uint32_t *count, nm_error *err)
@@ -363,17 +396,19 @@ int navbake_grid_stage(const nm_bake_opts *opts, const nm_pack *loaded, const ui
         if (occ) rc = nm_occ_load_bytes(occ, occ_size, zone->name, "base.occluder.gz", &scene, err);
         gate_ctx g = {scene, {zone->t[0], zone->t[1], zone->t[2], zone->t[3]}};
         bool gate_ok = scene && zone->t[0] != 0 && zone->t[2] != 0;
+        step_times st = {.n = 0};
         nm_bake_grid_opts go = {.workers = workers, .drop_blocked = gate_ok ? drop_gate : NULL,
-                                .drop_ctx = &g};
+                                .drop_ctx = &g, .progress = step_mark, .progress_ctx = &st};
         if (rc == NM_OK) rc = nm_bake_grid_zone_bake(zc, &go, &Z[n], err);
         nm_occ_free(scene);
         nm_zone_clean_free(zc);
         if (rc != NM_OK) break;
         double dt = now_s() - t0;
-        char line[256];
-        snprintf(line, sizeof line, "grid '%s': %llu cells, %zu records, %u regions, %.2f s, %.3g cells/s, peak %.0f MB",
+        char line[1024], steps[768];
+        step_line(&st, steps, sizeof steps);
+        snprintf(line, sizeof line, "grid '%s': %llu cells, %zu records, %u regions, %.2f s, %.3g cells/s, peak %.0f MB (%s)",
                  Z[n].name, (unsigned long long)Z[n].stats.cells, Z[n].rec_count, Z[n].global_regions, dt,
-                 dt > 0 ? (double)Z[n].stats.cells / dt : 0.0, peak_mb());
+                 dt > 0 ? (double)Z[n].stats.cells / dt : 0.0, peak_mb(), steps);
         report(opts, line, 1.0);
         n++;
     }
