@@ -70,6 +70,25 @@ static void bounds(const nm_obj *o, nm_level_info *info)
     }
 }
 
+/* Drops the vertices no triangle uses, the others keep their order: Recast's bounds (hence the
+ * pack) cover every vertex, so a skipped node must leave none behind. */
+static void drop_unused_vertices(nm_obj *o)
+{
+    uint32_t *map = nm_malloc(((size_t)o->vert_count + 1) * sizeof *map);
+    if (!map) return; /* unused vertices are harmless, only less tidy */
+    for (uint32_t v = 0; v < o->vert_count; v++) map[v] = UINT32_MAX;
+    for (size_t k = 0; k < 3 * (size_t)o->tri_count; k++) map[o->tris[k]] = 0;
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < o->vert_count; v++) {
+        if (map[v] == UINT32_MAX) continue;
+        memmove(o->pos + 3 * (size_t)n, o->pos + 3 * (size_t)v, 3 * sizeof *o->pos);
+        map[v] = n++;
+    }
+    for (size_t k = 0; k < 3 * (size_t)o->tri_count; k++) o->tris[k] = map[o->tris[k]];
+    o->vert_count = n;
+    nm_free(map);
+}
+
 /* --node / --skip-node on OBJ groups: keeps the triangles of the selected groups (order kept),
  * renumbers the groups that still have triangles in order of their first triangle. */
 static int select_groups(nm_obj *o, const nm_level_opts *opts, const char *name, nm_level_info *info, nm_error *err)
@@ -122,6 +141,7 @@ static int select_groups(nm_obj *o, const nm_level_opts *opts, const char *name,
             o->group_count = ng;
             o->tri_count = nt;
             info->nodes_kept = ng;
+            drop_unused_vertices(o);
         }
     }
     nm_free(hit);
@@ -411,6 +431,7 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
             }
         }
     }
+    if (rc == NM_OK) drop_unused_vertices(o); /* of dropped faces */
     if (rc == NM_OK && o->tri_count == 0)
         rc = nm_fail(err, NM_ERR_CORRUPT, "%s: no triangles in the kept nodes (%u nodes, %u kept, %u skipped)", name,
                      info->nodes, info->nodes_kept, info->nodes_skipped);
@@ -419,9 +440,36 @@ done:
     return rc;
 }
 
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* GLB's header and chunk lengths against the bytes there are: assimp allocates what a chunk
+ * header claims before reading it (a 60-byte file asking for 2 GiB took 100 s). */
+static int check_glb(const uint8_t *d, size_t size, const char *name, nm_error *err)
+{
+    if (size < 20 || memcmp(d, "glTF", 4) != 0)
+        return nm_fail(err, NM_ERR_CORRUPT, "%s: not a GLB file (no 'glTF' header)", name);
+    uint32_t version = le32(d + 4), length = le32(d + 8);
+    if (version != 2) return nm_fail(err, NM_ERR_CORRUPT, "%s: GLB version %u (2 expected)", name, version);
+    if (length > size || length < 20)
+        return nm_fail(err, NM_ERR_CORRUPT, "%s: GLB length %u but the file has %zu bytes", name, length, size);
+    for (size_t at = 12; at < length;) {
+        if (length - at < 8) return nm_fail(err, NM_ERR_CORRUPT, "%s: GLB chunk header at byte %zu cut off", name, at);
+        uint32_t n = le32(d + at);
+        if (n > length - at - 8)
+            return nm_fail(err, NM_ERR_CORRUPT, "%s: GLB chunk at byte %zu: length %u past the end (%u bytes)", name,
+                           at, n, length);
+        at += 8 + (size_t)n;
+    }
+    return NM_OK;
+}
+
 static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
                        nm_obj *out, nm_level_info *info, nm_error *err)
 {
+    if (data && strcmp(ext, "glb") == 0) {
+        int rc = check_glb(data, size, path, err);
+        if (rc) return rc;
+    }
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", path);
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_FD_REMOVE, 1);    /* degenerate faces go, not lines */
@@ -486,9 +534,9 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
     int rc;
     if (is_obj_ext(ext) && !(opts && opts->obj_via_assimp)) {
         rc = load_obj(path, NULL, 0, opts, out, info, err);
-    } else if (gz || is_obj_ext(ext)) {
+    } else if (gz || is_obj_ext(ext) || strcmp(ext, "glb") == 0) {
         /* assimp reads no gzip: unpack here (OBJ through assimp from memory too, so both
-         * importers see the same bytes) */
+         * importers see the same bytes; GLB too, to check its chunk lengths first) */
         uint8_t *data = NULL;
         size_t size = 0;
         rc = nm_file_read(path, 0, &data, &size, err);

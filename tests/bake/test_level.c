@@ -1,0 +1,347 @@
+/* test_level.c — level files through level.c: a glTF and a GLB written by gltf_write.c (nodes with
+ * transforms, a mirrored node, a named water node) bake to the same pack, occluder and grid bytes
+ * as the same level written as OBJ; --node / --skip-node; FBX and Collada units from the file;
+ * malformed files of every format are refused with a message naming the file. */
+#include "util.h"
+#include "gltf_write.h"
+#include "level.h"
+#include "recast_shim.h"
+
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char kZone[] = "{\"areas\": {\"water\": 12}}";
+
+static void need_assimp(void)
+{
+    if (!nm_level_have_assimp()) cr_skip_test("navbake built without assimp");
+}
+
+/* Loads a level file and bakes it (as-is or Recast) with kZone; serialises the main pack and the
+ * occluder into *pack / *occ. */
+static void bake_file(const char *path, const nm_level_opts *lo, bool as_is, nm_buf *pack, nm_buf *occ)
+{
+    nm_obj obj;
+    nm_error err = {0};
+    nm_level_info info;
+    cr_assert_eq(nm_level_load(path, lo, &obj, &info, &err), NM_OK, "%s", err.msg);
+    nm_bake_config cfg;
+    cr_assert_eq(nm_bake_config_parse(kZone, strlen(kZone), "zone.json", "lvl", &cfg, &err), NM_OK, "%s", err.msg);
+    nm_bake_opts o = {.obj = &obj, .cfg = &cfg, .walkable_as_is = as_is, .workers = 1};
+    nm_pack p;
+    cr_assert_eq(nm_bake_main_pack(&o, &p, &err), NM_OK, "%s: %s", path, err.msg);
+    nm_pack_write_opts w = {.workers = 1, .level = 1};
+    memset(pack, 0, sizeof *pack);
+    cr_assert_eq(nm_pack_serialize(&p, &w, pack, &err), NM_OK, "%s", err.msg);
+    memset(occ, 0, sizeof *occ);
+    cr_assert_eq(nm_bake_occluder(&obj, &cfg, 1.0, occ, &err), NM_OK, "%s", err.msg);
+    nm_pack_free(&p);
+    nm_bake_config_free(&cfg);
+    nm_obj_free(&obj);
+}
+
+static void expect_same_bytes(const nm_buf *a, const nm_buf *b, const char *what)
+{
+    cr_assert_eq(a->size, b->size, "%s: %zu vs %zu bytes", what, a->size, b->size);
+    cr_assert(memcmp(a->p, b->p, a->size) == 0, "%s: bytes differ", what);
+}
+
+static void expect_same_bake(const char *a, const char *b, const nm_level_opts *lo_a, const nm_level_opts *lo_b)
+{
+    for (int as_is = 1; as_is >= 0; as_is--) {
+        if (!as_is && !nm_rc_available()) continue;
+        nm_buf pa, oa, pb, ob;
+        bake_file(a, lo_a, as_is, &pa, &oa);
+        bake_file(b, lo_b, as_is, &pb, &ob);
+        expect_same_bytes(&pa, &pb, as_is ? "as-is pack" : "Recast pack");
+        expect_same_bytes(&oa, &ob, "occluder");
+        nm_buf_free(&pa);
+        nm_buf_free(&oa);
+        nm_buf_free(&pb);
+        nm_buf_free(&ob);
+    }
+}
+
+Test(level, gltf_and_glb_import_the_node_hierarchy)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf g = tg_level_gltf(false, false);
+    char *path = tg_write(dir, "lvl.gltf", &g);
+    nm_obj o;
+    nm_error err = {0};
+    nm_level_info info;
+    cr_assert_eq(nm_level_load(path, NULL, &o, &info, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(o.group_count, 4);
+    const char *want[] = {"ground", "deck", "water", "crate"};
+    for (int i = 0; i < 4; i++) cr_assert_str_eq(o.groups[i], want[i]);
+    cr_assert_eq(o.tri_count, 32 + 8 + 4 + 8);
+    cr_assert_eq(info.nodes_kept, 4);
+    cr_assert_eq(info.mirrored, 1, "the deck's node has a negative determinant");
+    cr_assert_str_eq(info.importer, "assimp gltf");
+    /* every triangle faces up in the world, the mirrored deck's too */
+    for (uint32_t t = 0; t < o.tri_count; t++) {
+        const float *a = o.pos + 3 * o.tris[3 * t], *b = o.pos + 3 * o.tris[3 * t + 1], *c = o.pos + 3 * o.tris[3 * t + 2];
+        double ny = (double)(b[2] - a[2]) * (c[0] - a[0]) - (double)(b[0] - a[0]) * (c[2] - a[2]);
+        cr_assert_gt(ny, 0, "triangle %u (group %s) faces down", t, o.groups[o.tri_group[t]]);
+    }
+    /* world transforms: crate is under props (0, 0, -8), scaled 2 */
+    cr_assert_float_eq(info.bmin[2], -11.0f, 0, "bounds from the nested node");
+    cr_assert_float_eq(info.bmax[0], 26.0f, 0);
+    cr_assert_float_eq(info.bmax[1], 0.3f, 0);
+    nm_obj_free(&o);
+    tg_free(&g);
+    free(path);
+    tmp_remove(dir);
+    free(dir);
+}
+
+Test(level, gltf_and_glb_bake_to_the_same_bytes_as_the_obj)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf g = tg_level_gltf(false, false), b = tg_level_gltf(true, false), o = tg_level_obj(NULL);
+    char *pg = tg_write(dir, "lvl.gltf", &g), *pb = tg_write(dir, "lvl.glb", &b), *po = tg_write(dir, "lvl.obj", &o);
+    expect_same_bake(po, pg, NULL, NULL);
+    expect_same_bake(po, pb, NULL, NULL);
+    /* the water node is area 12, as the OBJ group is */
+    nm_pack p;
+    nm_error err = {0};
+    nm_obj obj;
+    cr_assert_eq(nm_level_load(pb, NULL, &obj, NULL, &err), NM_OK, "%s", err.msg);
+    nm_bake_config cfg;
+    cr_assert_eq(nm_bake_config_parse(kZone, strlen(kZone), "zone.json", "lvl", &cfg, &err), NM_OK, "%s", err.msg);
+    nm_bake_opts bo = {.obj = &obj, .cfg = &cfg, .walkable_as_is = true, .workers = 1};
+    cr_assert_eq(nm_bake_main_pack(&bo, &p, &err), NM_OK, "%s", err.msg);
+    uint32_t water = 0;
+    for (uint32_t t = 0; t < p.surface_count; t++) water += p.surfaces[t].area == 12;
+    cr_assert_eq(water, 4, "the water node's 4 triangles are area 12");
+    nm_pack_free(&p);
+    nm_bake_config_free(&cfg);
+    nm_obj_free(&obj);
+    tg_free(&g);
+    tg_free(&b);
+    tg_free(&o);
+    free(pg);
+    free(pb);
+    free(po);
+    tmp_remove(dir);
+    free(dir);
+}
+
+Test(level, the_whole_bake_writes_the_same_files_for_glb_and_obj)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf b = tg_level_gltf(true, false), o = tg_level_obj(NULL);
+    char *pb = tg_write(dir, "lvl.glb", &b), *po = tg_write(dir, "lvl.obj", &o);
+    const char *files[] = {"base.nav.gz", "base.fields.nav.gz", "base.occluder.gz"};
+    uint8_t *bytes[2][3];
+    size_t sizes[2][3];
+    for (int k = 0; k < 2; k++) {
+        nm_obj obj;
+        nm_error err = {0};
+        cr_assert_eq(nm_level_load(k ? pb : po, NULL, &obj, NULL, &err), NM_OK, "%s", err.msg);
+        nm_bake_config cfg;
+        cr_assert_eq(nm_bake_config_parse(kZone, strlen(kZone), "zone.json", "lvl", &cfg, &err), NM_OK, "%s", err.msg);
+        char out[4096];
+        snprintf(out, sizeof out, "%s/out%d", dir, k);
+        nm_bake_opts bo = {.obj = &obj, .cfg = &cfg, .workers = 1};
+        cr_assert_eq(nm_bake_to_dir(&bo, out, &err), NM_OK, "%s", err.msg);
+        for (int f = 0; f < 3; f++) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", out, files[f]);
+            cr_assert_eq(nm_file_read(path, 0, &bytes[k][f], &sizes[k][f], &err), NM_OK, "%s", err.msg);
+        }
+        nm_bake_config_free(&cfg);
+        nm_obj_free(&obj);
+    }
+    for (int f = 0; f < 3; f++) {
+        cr_assert_eq(sizes[0][f], sizes[1][f], "%s: %zu vs %zu bytes", files[f], sizes[0][f], sizes[1][f]);
+        cr_assert(memcmp(bytes[0][f], bytes[1][f], sizes[0][f]) == 0, "%s differs", files[f]);
+        nm_free(bytes[0][f]);
+        nm_free(bytes[1][f]);
+    }
+    tg_free(&b);
+    tg_free(&o);
+    free(pb);
+    free(po);
+    tmp_remove(dir);
+    free(dir);
+}
+
+Test(level, node_and_skip_node_select_subtrees)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf b = tg_level_gltf(true, false), o = tg_level_obj("water"), full = tg_level_obj(NULL);
+    char *pb = tg_write(dir, "lvl.glb", &b), *po = tg_write(dir, "nowater.obj", &o), *pf = tg_write(dir, "full.obj", &full);
+    const char *skip[] = {"water"};
+    nm_level_opts drop_water = {.skip = skip, .skip_count = 1};
+    expect_same_bake(po, pb, NULL, &drop_water);
+    /* the OBJ path selects groups the same way */
+    expect_same_bake(po, pf, NULL, &drop_water);
+
+    /* --node props keeps its subtree: the crate only */
+    const char *keep[] = {"props"};
+    nm_level_opts only_props = {.nodes = keep, .node_count = 1};
+    nm_obj obj;
+    nm_error err = {0};
+    nm_level_info info;
+    cr_assert_eq(nm_level_load(pb, &only_props, &obj, &info, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(obj.group_count, 1);
+    cr_assert_str_eq(obj.groups[0], "crate");
+    cr_assert_eq(obj.tri_count, 8);
+    cr_assert_eq(info.nodes_kept, 1);
+    cr_assert_eq(info.nodes_skipped, 3);
+    nm_obj_free(&obj);
+    /* a prefix pattern, and --skip-node winning over --node */
+    const char *pre[] = {"g*", "d*"}, *sk[] = {"deck"};
+    nm_level_opts gd = {.nodes = pre, .node_count = 2, .skip = sk, .skip_count = 1};
+    cr_assert_eq(nm_level_load(pb, &gd, &obj, &info, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(obj.group_count, 1);
+    cr_assert_str_eq(obj.groups[0], "ground");
+    nm_obj_free(&obj);
+    /* a name that matches nothing is an error naming the file and the option */
+    const char *typo[] = {"watr"};
+    nm_level_opts bad = {.skip = typo, .skip_count = 1};
+    cr_assert_neq(nm_level_load(pb, &bad, &obj, &info, &err), NM_OK);
+    cr_assert(strstr(err.msg, "lvl.glb") && strstr(err.msg, "--skip-node 'watr'"), "%s", err.msg);
+    cr_assert_neq(nm_level_load(pf, &bad, &obj, &info, &err), NM_OK);
+    cr_assert(strstr(err.msg, "full.obj") && strstr(err.msg, "--skip-node 'watr'"), "%s", err.msg);
+    tg_free(&b);
+    tg_free(&o);
+    tg_free(&full);
+    free(pb);
+    free(po);
+    free(pf);
+    tmp_remove(dir);
+    free(dir);
+}
+
+/* A 1 x 1 (file units) quad "ground" at translation (0, 0, 5) in FBX with a given UnitScaleFactor. */
+static char *write_fbx(const char *dir, const char *name, const char *unit_scale_factor)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "; FBX 7.4.0 project file\n"
+             "FBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n}\n"
+             "GlobalSettings:  {\n\tVersion: 1000\n\tProperties70:  {\n"
+             "\t\tP: \"UpAxis\", \"int\", \"Integer\", \"\",1\n"
+             "\t\tP: \"UnitScaleFactor\", \"double\", \"Number\", \"\",%s\n\t}\n}\n"
+             "Objects:  {\n"
+             "\tGeometry: 1000, \"Geometry::floor\", \"Mesh\" {\n"
+             "\t\tVertices: *12 {\n\t\t\ta: 0,0,0,1,0,0,1,0,1,0,0,1\n\t\t}\n"
+             "\t\tPolygonVertexIndex: *4 {\n\t\t\ta: 0,3,2,-2\n\t\t}\n\t\tGeometryVersion: 124\n\t}\n"
+             "\tModel: 2000, \"Model::ground\", \"Mesh\" {\n\t\tVersion: 232\n\t\tProperties70:  {\n"
+             "\t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",0,0,5\n\t\t}\n\t}\n}\n"
+             "Connections:  {\n\tC: \"OO\",2000,0\n\tC: \"OO\",1000,2000\n}\n",
+             unit_scale_factor);
+    return write_text(dir, name, text);
+}
+
+static const char kDae[] =
+    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+    "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+    "<asset><unit name=\"centimeter\" meter=\"0.01\"/><up_axis>Z_UP</up_axis></asset>\n"
+    "<library_geometries><geometry id=\"g1\" name=\"floor\"><mesh>\n"
+    "<source id=\"p\"><float_array id=\"pa\" count=\"12\">0 0 0 100 0 0 100 100 0 0 100 0</float_array>\n"
+    "<technique_common><accessor source=\"#pa\" count=\"4\" stride=\"3\"><param name=\"X\" type=\"float\"/>"
+    "<param name=\"Y\" type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+    "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
+    "<polylist count=\"1\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><vcount>4</vcount><p>0 1 2 3</p></polylist>\n"
+    "</mesh></geometry></library_geometries>\n"
+    "<library_visual_scenes><visual_scene id=\"s\" name=\"s\">\n"
+    "<node id=\"n1\" name=\"ground\"><translate>0 0 500</translate><instance_geometry url=\"#g1\"/></node>\n"
+    "</visual_scene></library_visual_scenes><scene><instance_visual_scene url=\"#s\"/></scene></COLLADA>\n";
+
+Test(level, fbx_and_collada_units_come_from_the_file)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    struct { const char *factor; double unit; } cases[] = {{"100", 1.0}, {"1", 0.01}, {"2.54", 0.0254}};
+    for (int c = 0; c < 3; c++) {
+        char *path = write_fbx(dir, "lvl.fbx", cases[c].factor);
+        nm_obj o;
+        nm_error err = {0};
+        nm_level_info info;
+        cr_assert_eq(nm_level_load(path, NULL, &o, &info, &err), NM_OK, "%s", err.msg);
+        cr_assert_float_eq(info.unit_scale, cases[c].unit, 1e-9, "UnitScaleFactor %s", cases[c].factor);
+        cr_assert_eq(o.tri_count, 2);
+        cr_assert_str_eq(o.groups[0], "ground");
+        cr_assert_float_eq(info.bmax[0], (float)cases[c].unit, 1e-7, "1 unit = %g m", cases[c].unit);
+        cr_assert_float_eq(info.bmax[2], (float)(6 * cases[c].unit), 1e-7, "the node's translation too");
+        nm_obj_free(&o);
+        free(path);
+    }
+    /* Collada: centimetres and Z up, both applied by assimp: 1 m square, y up, at height 5 m */
+    char *path = write_text(dir, "lvl.dae", kDae);
+    nm_obj o;
+    nm_error err = {0};
+    nm_level_info info;
+    cr_assert_eq(nm_level_load(path, NULL, &o, &info, &err), NM_OK, "%s", err.msg);
+    cr_assert_str_eq(o.groups[0], "ground");
+    cr_assert_float_eq(info.bmin[1], 5.0f, 1e-6);
+    cr_assert_float_eq(info.bmax[1], 5.0f, 1e-6);
+    cr_assert_float_eq(info.bmax[0] - info.bmin[0], 1.0f, 1e-6);
+    nm_obj_free(&o);
+    free(path);
+    tmp_remove(dir);
+    free(dir);
+}
+
+/* Every malformed file gives an error whose message names the file, never a crash. */
+static void expect_refused(const char *dir, const char *name, const void *bytes, size_t n)
+{
+    tg_buf b = {(uint8_t *)bytes, n};
+    char *path = tg_write(dir, name, &b);
+    nm_obj o;
+    nm_error err = {0};
+    int rc = nm_level_load(path, NULL, &o, NULL, &err);
+    cr_assert_neq(rc, NM_OK, "%s was accepted", name);
+    cr_assert(strstr(err.msg, name) != NULL, "%s: the message names the file: %s", name, err.msg);
+    free(path);
+}
+
+Test(level, malformed_files_are_refused_with_the_file_name)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf glb = tg_level_gltf(true, false), gltf = tg_level_gltf(false, false);
+    expect_refused(dir, "trunc.glb", glb.p, glb.size / 2);
+    expect_refused(dir, "header.glb", glb.p, 11);
+    uint8_t *big = malloc(glb.size);
+    memcpy(big, glb.p, glb.size);
+    uint32_t huge = 0x7fffff00u;
+    memcpy(big + 12, &huge, 4); /* JSON chunk longer than the file */
+    expect_refused(dir, "chunk.glb", big, glb.size);
+    free(big);
+    expect_refused(dir, "trunc.gltf", gltf.p, gltf.size / 2);
+    static const char no_meshes[] = "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],"
+                                    "\"nodes\":[{\"name\":\"empty\"}]}";
+    expect_refused(dir, "empty.gltf", no_meshes, sizeof no_meshes - 1);
+    static const char bad_mesh[] = "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],"
+                                   "\"nodes\":[{\"name\":\"n\",\"mesh\":7}]}";
+    expect_refused(dir, "badmesh.gltf", bad_mesh, sizeof bad_mesh - 1);
+    tg_buf nan = tg_level_gltf(true, true);
+    expect_refused(dir, "nan.glb", nan.p, nan.size);
+    static const char fbx[] = "; FBX 7.4.0 project file\nObjects:  {\n\tGeometry: 1, \"Geometry::x\", \"Mesh\" {\n"
+                              "\t\tVertices: *9 {\n\t\t\ta: 0,0\n";
+    expect_refused(dir, "trunc.fbx", fbx, sizeof fbx - 1);
+    expect_refused(dir, "trunc.dae", kDae, sizeof kDae / 2);
+    static const char obj[] = "v 0 0 0\nv 1 0 0\nf 1 2 9\n";
+    expect_refused(dir, "bad.obj", obj, sizeof obj - 1);
+    expect_refused(dir, "noise.xyz", "hello", 5);
+    nm_obj o;
+    nm_error err = {0};
+    cr_assert_neq(nm_level_load("/nonexistent/level.glb", NULL, &o, NULL, &err), NM_OK);
+    cr_assert(strstr(err.msg, "/nonexistent/level.glb") != NULL, "%s", err.msg);
+    tg_free(&glb);
+    tg_free(&gltf);
+    tg_free(&nan);
+    tmp_remove(dir);
+    free(dir);
+}
