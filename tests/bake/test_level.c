@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char kZone[] = "{\"areas\": {\"water\": 12}}";
 
@@ -342,6 +344,67 @@ Test(level, malformed_files_are_refused_with_the_file_name)
     tg_free(&glb);
     tg_free(&gltf);
     tg_free(&nan);
+    tmp_remove(dir);
+    free(dir);
+}
+
+static char g_out[1 << 16];
+
+/* Runs build/tools/<tool> with args; stdout+stderr go to g_out; returns the exit code. */
+static int run_tool(const char *tool, const char *args)
+{
+    const char *build = getenv("NM_BUILD_ROOT");
+    if (!build) cr_skip_test("NM_BUILD_ROOT is not set");
+    char out_path[] = "/tmp/nm_level_XXXXXX";
+    int fd = mkstemp(out_path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s/tools/%s' %s >'%s' 2>&1", build, tool, args, out_path);
+    int st = system(cmd);
+    FILE *f = fopen(out_path, "rb");
+    size_t n = f ? fread(g_out, 1, sizeof g_out - 1, f) : 0;
+    g_out[n] = 0;
+    if (f) fclose(f);
+    remove(out_path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(level, navbake_bakes_a_glb_and_navplan_plans_on_it)
+{
+    need_assimp();
+    char *dir = tmp_dir();
+    tg_buf b = tg_level_gltf(true, false);
+    char *glb = tg_write(dir, "plaza.glb", &b);
+    char *zone = write_text(dir, "zone.json", kZone);
+    char args[4096];
+    snprintf(args, sizeof args, "--level '%s' --zone '%s' --out '%s/out' --workers 1", glb, zone, dir);
+    cr_assert_eq(run_tool("navbake/navbake", args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, "read ") && strstr(g_out, "(assimp glb): 49 vertices, 52 triangles, 4 groups"), "%s", g_out);
+    cr_assert(strstr(g_out, "nodes 6, with meshes kept 4, skipped 0; mirrored 1") != NULL, "%s", g_out);
+    cr_assert(strstr(g_out, "bounds [0, 0, -11] .. [26, 0.3, 24]") != NULL, "%s", g_out);
+    /* from the ground (u = 0.75 x, v = -0.75 z) up onto the mirrored deck (x 20..26, y 0.3) */
+    snprintf(args, sizeof args, "--pack '%s/out/base.nav.gz' --zone plaza --from 1.5,-1.5 --to 18,-3", dir);
+    cr_assert_eq(run_tool("navplan/navplan", args), 0, "%s", g_out);
+    cr_assert(strstr(g_out, "\"ok\":true") != NULL, "%s", g_out);
+    cr_assert(strstr(g_out, "\"snap_goal\":0,") != NULL, "the goal is on the deck: %s", g_out);
+    cr_assert(strstr(g_out, ",0.296875]") != NULL, "the path ends 0.3 m up: %s", g_out);
+    /* without the deck the goal is off the mesh: --obj is the same option as --level */
+    snprintf(args, sizeof args, "--obj '%s' --zone '%s' --out '%s/nodeck' --skip-node deck --quiet", glb, zone, dir);
+    cr_assert_eq(run_tool("navbake/navbake", args), 0, "%s", g_out);
+    cr_assert_str_eq(g_out, "");
+    snprintf(args, sizeof args, "--pack '%s/nodeck/base.nav.gz' --zone plaza --from 1.5,-1.5 --to 18,-3", dir);
+    run_tool("navplan/navplan", args);
+    cr_assert(strstr(g_out, "\"snap_goal\":0,") == NULL, "no deck: the goal snaps to the ground: %s", g_out);
+    /* a --node that matches nothing: exit 1, one line naming the file */
+    snprintf(args, sizeof args, "--level '%s' --out '%s/x' --node decks", glb, dir);
+    cr_assert_eq(run_tool("navbake/navbake", args), 1, "%s", g_out);
+    cr_assert(strstr(g_out, "plaza.glb: --node 'decks' matches no node") != NULL, "%s", g_out);
+    snprintf(args, sizeof args, "--level '%s' --out '%s/x' --node", glb, dir);
+    cr_assert_eq(run_tool("navbake/navbake", args), 2, "%s", g_out);
+    tg_free(&b);
+    free(glb);
+    free(zone);
     tmp_remove(dir);
     free(dir);
 }
