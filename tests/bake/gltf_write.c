@@ -196,6 +196,46 @@ tg_buf tg_level_obj(const char *skip)
     return o;
 }
 
+/* A 1 x 1 (file units) quad "ground" at translation (0, 0, 5) in FBX with a given UnitScaleFactor. */
+tg_buf tg_level_fbx(const char *unit_scale_factor)
+{
+    char text[2048];
+    int n = snprintf(text, sizeof text,
+             "; FBX 7.4.0 project file\n"
+             "FBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 7400\n}\n"
+             "GlobalSettings:  {\n\tVersion: 1000\n\tProperties70:  {\n"
+             "\t\tP: \"UpAxis\", \"int\", \"Integer\", \"\",1\n"
+             "\t\tP: \"UnitScaleFactor\", \"double\", \"Number\", \"\",%s\n\t}\n}\n"
+             "Objects:  {\n"
+             "\tGeometry: 1000, \"Geometry::floor\", \"Mesh\" {\n"
+             "\t\tVertices: *12 {\n\t\t\ta: 0,0,0,1,0,0,1,0,1,0,0,1\n\t\t}\n"
+             "\t\tPolygonVertexIndex: *4 {\n\t\t\ta: 0,3,2,-2\n\t\t}\n\t\tGeometryVersion: 124\n\t}\n"
+             "\tModel: 2000, \"Model::ground\", \"Mesh\" {\n\t\tVersion: 232\n\t\tProperties70:  {\n"
+             "\t\t\tP: \"Lcl Translation\", \"Lcl Translation\", \"\", \"A\",0,0,5\n\t\t}\n\t}\n}\n"
+             "Connections:  {\n\tC: \"OO\",2000,0\n\tC: \"OO\",1000,2000\n}\n",
+             unit_scale_factor);
+    tg_buf b = {0};
+    append(&b, text, (size_t)n);
+    return b;
+}
+
+static const char kDae[] =
+    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+    "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+    "<asset><unit name=\"centimeter\" meter=\"0.01\"/><up_axis>Z_UP</up_axis></asset>\n"
+    "<library_geometries><geometry id=\"g1\" name=\"floor\"><mesh>\n"
+    "<source id=\"p\"><float_array id=\"pa\" count=\"12\">0 0 0 100 0 0 100 100 0 0 100 0</float_array>\n"
+    "<technique_common><accessor source=\"#pa\" count=\"4\" stride=\"3\"><param name=\"X\" type=\"float\"/>"
+    "<param name=\"Y\" type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+    "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
+    "<polylist count=\"1\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><vcount>4</vcount><p>0 1 2 3</p></polylist>\n"
+    "</mesh></geometry></library_geometries>\n"
+    "<library_visual_scenes><visual_scene id=\"s\" name=\"s\">\n"
+    "<node id=\"n1\" name=\"ground\"><translate>0 0 500</translate><instance_geometry url=\"#g1\"/></node>\n"
+    "</visual_scene></library_visual_scenes><scene><instance_visual_scene url=\"#s\"/></scene></COLLADA>\n";
+
+const char *tg_level_dae(void) { return kDae; }
+
 void tg_free(tg_buf *b)
 {
     free(b->p);

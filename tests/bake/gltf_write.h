@@ -1,4 +1,4 @@
-/* gltf_write.h — a tiny glTF 2.0 writer for the tests (.gltf with the buffer as a base64 data URI,
+/* gltf_write.h — a tiny glTF 2.0 writer for the tests (and small FBX and Collada levels) (.gltf with the buffer as a base64 data URI,
  * or .glb), and the small test level it writes: the same level as world-space OBJ text, so a
  * bake of either can be compared byte for byte.
  *
@@ -29,6 +29,11 @@ tg_buf tg_level_gltf(bool binary, bool nan_vertex);
 /* The same level as OBJ text (NUL-terminated), groups in node order; skip: a group left out
  * (NULL = none). */
 tg_buf tg_level_obj(const char *skip);
+/* A 1 x 1 (file units) quad node "ground" at translation (0, 0, 5) as ASCII FBX 7.4 with this
+ * UnitScaleFactor (centimetres per unit). */
+tg_buf tg_level_fbx(const char *unit_scale_factor);
+/* The same quad in Collada, 100 x 100 cm, Z up, node "ground" at 500 cm up (NUL-terminated). */
+const char *tg_level_dae(void);
 void tg_free(tg_buf *b);
 /* Writes bytes to dir/name; returns the malloc'ed path. */
 char *tg_write(const char *dir, const char *name, const tg_buf *b);
