@@ -294,6 +294,13 @@ Test(level, malformed_files_are_refused_with_the_file_name)
     expect_refused(dir, "chunk.glb", big, glb.size);
     free(big);
     expect_refused(dir, "trunc.gltf", gltf.p, gltf.size / 2);
+    expect_refused(dir, "empty.glb", "", 0);
+    /* GLB bytes under a .gltf name: the chunk check still applies (assimp reads them as GLB) */
+    big = malloc(glb.size);
+    memcpy(big, glb.p, glb.size);
+    memcpy(big + 12, &huge, 4);
+    expect_refused(dir, "chunk_named.gltf", big, glb.size);
+    free(big);
     static const char no_meshes[] = "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],"
                                     "\"nodes\":[{\"name\":\"empty\"}]}";
     expect_refused(dir, "empty.gltf", no_meshes, sizeof no_meshes - 1);

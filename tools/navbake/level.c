@@ -384,8 +384,8 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
         bool have_group = false;
         for (unsigned k = 0; k < t->node->mNumMeshes && rc == NM_OK; k++) {
             const struct aiMesh *m = sc->mMeshes[t->node->mMeshes[k]];
-            if (!m->mVertices && m->mNumVertices) {
-                rc = nm_fail(err, NM_ERR_CORRUPT, "%s: mesh '%s' has no positions", name, m->mName.data);
+            if ((!m->mVertices && m->mNumVertices) || (!m->mFaces && m->mNumFaces)) {
+                rc = nm_fail(err, NM_ERR_CORRUPT, "%s: mesh '%s' has no positions or faces", name, m->mName.data);
                 break;
             }
             uint32_t base = o->vert_count;
@@ -466,8 +466,10 @@ static int check_glb(const uint8_t *d, size_t size, const char *name, nm_error *
 static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
                        nm_obj *out, nm_level_info *info, nm_error *err)
 {
-    if (data && strcmp(ext, "glb") == 0) {
-        int rc = check_glb(data, size, path, err);
+    if (data && size == 0) return nm_fail(err, NM_ERR_CORRUPT, "%s: empty file", path);
+    if (data && size > UINT32_MAX) return nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
+    if (data && (strcmp(ext, "glb") == 0 || (size >= 4 && memcmp(data, "glTF", 4) == 0))) {
+        int rc = check_glb(data, size, path, err); /* assimp reads GLB bytes whatever the name */
         if (rc) return rc;
     }
     struct aiPropertyStore *props = aiCreatePropertyStore();
@@ -504,6 +506,17 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
 
 static bool is_obj_ext(const char *ext) { return strcmp(ext, "obj") == 0; }
 
+/* true when the file starts with GLB's magic (a binary glTF under another name) */
+static bool starts_glb(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char m[4];
+    bool yes = fread(m, 1, 4, f) == 4 && memcmp(m, "glTF", 4) == 0;
+    fclose(f);
+    return yes;
+}
+
 int nm_level_parse(const void *data, size_t size, const char *hint, const char *name, const nm_level_opts *opts,
                    nm_obj *out, nm_level_info *info, nm_error *err)
 {
@@ -514,6 +527,7 @@ int nm_level_parse(const void *data, size_t size, const char *hint, const char *
     memset(out, 0, sizeof *out);
     char ext[16];
     snprintf(ext, sizeof ext, "%s", hint ? hint : "");
+    if (!data) data = ""; /* from memory, always (NULL would mean "open `name`" below) */
     int rc = is_obj_ext(ext) && !(opts && opts->obj_via_assimp)
                  ? load_obj(name, data, size, opts, out, info, err)
                  : load_assimp(name, data, size, ext, opts, out, info, err);
@@ -534,13 +548,13 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
     int rc;
     if (is_obj_ext(ext) && !(opts && opts->obj_via_assimp)) {
         rc = load_obj(path, NULL, 0, opts, out, info, err);
-    } else if (gz || is_obj_ext(ext) || strcmp(ext, "glb") == 0) {
+    } else if (gz || is_obj_ext(ext) || strcmp(ext, "glb") == 0 || starts_glb(path)) {
         /* assimp reads no gzip: unpack here (OBJ through assimp from memory too, so both
          * importers see the same bytes; GLB too, to check its chunk lengths first) */
         uint8_t *data = NULL;
         size_t size = 0;
         rc = nm_file_read(path, 0, &data, &size, err);
-        if (rc == NM_OK && size > UINT32_MAX) rc = nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
+        if (rc == NM_OK && size == 0) rc = nm_fail(err, NM_ERR_CORRUPT, "%s: empty file", path);
         if (rc == NM_OK) rc = load_assimp(path, data, size, ext, opts, out, info, err);
         nm_free(data);
     } else {
