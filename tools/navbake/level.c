@@ -477,8 +477,13 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_FD_REMOVE, 1);    /* degenerate faces go, not lines */
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_FD_CHECKAREA, 0); /* the weld decides on areas */
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_USE_COLLADA_NAMES, 1);
-    unsigned flags = aiProcess_Triangulate | aiProcess_JoinIdenticalVertices | aiProcess_FindDegenerates |
-                     aiProcess_ValidateDataStructure;
+    /* only positions matter: without normals, UVs, ... identical vertices are identical positions */
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_RVC_FLAGS,
+                               aiComponent_NORMALS | aiComponent_TANGENTS_AND_BITANGENTS | aiComponent_COLORS |
+                                   aiComponent_TEXCOORDS | aiComponent_BONEWEIGHTS | aiComponent_ANIMATIONS |
+                                   aiComponent_TEXTURES | aiComponent_LIGHTS | aiComponent_CAMERAS);
+    unsigned flags = aiProcess_RemoveComponent | aiProcess_Triangulate | aiProcess_JoinIdenticalVertices |
+                     aiProcess_FindDegenerates | aiProcess_ValidateDataStructure;
     const struct aiScene *sc = data ? aiImportFileFromMemoryWithProperties(data, (unsigned)size, flags, ext, props)
                                     : aiImportFileExWithProperties(path, flags, NULL, props);
     aiReleasePropertyStore(props);

@@ -355,7 +355,7 @@ int main(int argc, char **argv)
                     linfo.nodes_skipped, linfo.mirrored, linfo.faces_dropped, linfo.unit_scale);
         else if (node_n || skip_n)
             fprintf(stderr, "navbake:   groups kept %u, skipped %u\n", linfo.nodes_kept, linfo.nodes_skipped);
-        fprintf(stderr, "navbake:   bounds [%g, %g, %g] .. [%g, %g, %g] (file units, before --scale)\n", linfo.bmin[0],
+        fprintf(stderr, "navbake:   bounds [%g, %g, %g] .. [%g, %g, %g] (metres before --scale)\n", linfo.bmin[0],
                 linfo.bmin[1], linfo.bmin[2], linfo.bmax[0], linfo.bmax[1], linfo.bmax[2]);
     }
     int rc = zone_path ? nm_bake_config_load(zone_path, zname, &cfg, &err) : nm_bake_config_default(zname, &cfg, &err);
