@@ -95,6 +95,17 @@ Test(level, gltf_and_glb_import_the_node_hierarchy)
     cr_assert_float_eq(info.bmax[0], 26.0f, 0);
     cr_assert_float_eq(info.bmax[1], 0.3f, 0);
     nm_obj_free(&o);
+    free(path);
+    /* two nodes with one name share a group, as OBJ groups do */
+    char *dup = strstr((char *)g.p, "\"name\":\"crate\"");
+    cr_assert_not_null(dup);
+    memcpy(dup, "\"name\":\"water\"", strlen("\"name\":\"water\""));
+    path = tg_write(dir, "dup.gltf", &g);
+    cr_assert_eq(nm_level_load(path, NULL, &o, &info, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(o.group_count, 3);
+    cr_assert_str_eq(o.groups[2], "water");
+    for (uint32_t t = 32 + 8; t < o.tri_count; t++) cr_assert_eq(o.tri_group[t], 2, "triangle %u", t);
+    nm_obj_free(&o);
     tg_free(&g);
     free(path);
     tmp_remove(dir);

@@ -222,17 +222,44 @@ static double unit_scale(const struct aiScene *sc, const char *ext)
     return 1.0;
 }
 
-static int find_or_add_group(nm_obj *o, uint32_t *cap, const char *gname, uint32_t *out, const char *name,
-                             nm_error *err)
+/* Group names -> index: open addressing on FNV-1a (scenes with 10^5 named nodes exist). */
+typedef struct group_map {
+    uint32_t *slot; /* group index + 1, 0 = empty [Size: cap] */
+    uint32_t cap;   /* power of two, at least twice the groups */
+} group_map;
+
+static uint32_t name_hash(const char *s)
 {
-    /* the last group first: a node's meshes, and siblings with one name, come in a row */
-    if (o->group_count && strcmp(o->groups[o->group_count - 1], gname) == 0) {
-        *out = o->group_count - 1;
-        return NM_OK;
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static bool map_grow(group_map *m, const nm_obj *o)
+{
+    uint32_t nc = m->cap ? 2 * m->cap : 64;
+    uint32_t *s = nm_calloc(nc, sizeof *s);
+    if (!s) return false;
+    for (uint32_t g = 0; g < o->group_count; g++) {
+        uint32_t i = name_hash(o->groups[g]) & (nc - 1);
+        while (s[i]) i = (i + 1) & (nc - 1);
+        s[i] = g + 1;
     }
-    for (uint32_t i = 0; i < o->group_count; i++)
-        if (strcmp(o->groups[i], gname) == 0) {
-            *out = i;
+    nm_free(m->slot);
+    m->slot = s;
+    m->cap = nc;
+    return true;
+}
+
+static int find_or_add_group(nm_obj *o, uint32_t *cap, group_map *map, const char *gname, uint32_t *out,
+                             const char *name, nm_error *err)
+{
+    if (2 * ((uint64_t)o->group_count + 1) > map->cap && !map_grow(map, o))
+        return nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", name);
+    uint32_t i = name_hash(gname) & (map->cap - 1);
+    for (; map->slot[i]; i = (i + 1) & (map->cap - 1))
+        if (strcmp(o->groups[map->slot[i] - 1], gname) == 0) {
+            *out = map->slot[i] - 1;
             return NM_OK;
         }
     if (o->group_count == *cap) {
@@ -247,6 +274,7 @@ static int find_or_add_group(nm_obj *o, uint32_t *cap, const char *gname, uint32
     if (!s) return nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", name);
     memcpy(s, gname, n + 1);
     o->groups[o->group_count] = s;
+    map->slot[i] = o->group_count + 1;
     *out = o->group_count++;
     return NM_OK;
 }
@@ -349,7 +377,8 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
     double unit = unit_scale(sc, ext);
     info->unit_scale = unit;
     take *tk = NULL;
-    uint32_t nt = 0;
+    uint32_t nt = 0, gcap = 0;
+    group_map gmap = {0};
     int rc = collect_nodes(sc, opts, name, unit, &tk, &nt, info, err);
     if (rc) return rc;
     /* sizes first, so the arrays are allocated once */
@@ -372,7 +401,6 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
     o->pos = nm_malloc(3 * (size_t)verts * sizeof *o->pos + 4);
     o->tris = nm_malloc(3 * (size_t)faces * sizeof *o->tris + 4);
     o->tri_group = nm_malloc((size_t)faces * sizeof *o->tri_group + 4);
-    uint32_t gcap = 0;
     if (!o->pos || !o->tris || !o->tri_group) {
         rc = nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", name);
         goto done;
@@ -419,7 +447,7 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
                 if (rc) break;
                 if (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]) { info->faces_dropped++; continue; }
                 if (!have_group) {
-                    rc = find_or_add_group(o, &gcap, gname, &group, name, err);
+                    rc = find_or_add_group(o, &gcap, &gmap, gname, &group, name, err);
                     if (rc) break;
                     have_group = true;
                 }
@@ -436,6 +464,7 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
         rc = nm_fail(err, NM_ERR_CORRUPT, "%s: no triangles in the kept nodes (%u nodes, %u kept, %u skipped)", name,
                      info->nodes, info->nodes_kept, info->nodes_skipped);
 done:
+    nm_free(gmap.slot);
     nm_free(tk);
     return rc;
 }
