@@ -492,6 +492,27 @@ static int check_glb(const uint8_t *d, size_t size, const char *name, nm_error *
     return NM_OK;
 }
 
+/* Collada index lists (<p>, <vcount>, <v>, <h>) hold digits and blanks only: assimp 5.2 loops
+ * for ever on any other character there (found by fuzz_level: "<p>0 x 2</p>"). */
+static int check_dae(const uint8_t *d, size_t size, const char *name, nm_error *err)
+{
+    static const char *const kTags[] = {"<p>", "<vcount>", "<v>", "<h>"};
+    for (size_t i = 0; i < size; i++) {
+        if (d[i] != '<') continue;
+        for (int t = 0; t < 4; t++) {
+            size_t n = strlen(kTags[t]);
+            if (size - i < n || memcmp(d + i, kTags[t], n) != 0) continue;
+            for (size_t k = i + n; k < size && d[k] != '<'; k++) {
+                uint8_t c = d[k];
+                if ((c < '0' || c > '9') && c != ' ' && c != '\t' && c != '\r' && c != '\n')
+                    return nm_fail(err, NM_ERR_CORRUPT, "%s: byte %zu: %s holds '%c', not an index list", name, k,
+                                   kTags[t], c >= 32 && c < 127 ? c : '?');
+            }
+        }
+    }
+    return NM_OK;
+}
+
 static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
                        nm_obj *out, nm_level_info *info, nm_error *err)
 {
@@ -499,6 +520,10 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
     if (data && size > UINT32_MAX) return nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
     if (data && (strcmp(ext, "glb") == 0 || (size >= 4 && memcmp(data, "glTF", 4) == 0))) {
         int rc = check_glb(data, size, path, err); /* assimp reads GLB bytes whatever the name */
+        if (rc) return rc;
+    }
+    if (data && strcmp(ext, "dae") == 0) {
+        int rc = check_dae(data, size, path, err);
         if (rc) return rc;
     }
     struct aiPropertyStore *props = aiCreatePropertyStore();
@@ -582,9 +607,9 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
     int rc;
     if (is_obj_ext(ext) && !(opts && opts->obj_via_assimp)) {
         rc = load_obj(path, NULL, 0, opts, out, info, err);
-    } else if (gz || is_obj_ext(ext) || strcmp(ext, "glb") == 0 || starts_glb(path)) {
+    } else if (gz || is_obj_ext(ext) || strcmp(ext, "glb") == 0 || strcmp(ext, "dae") == 0 || starts_glb(path)) {
         /* assimp reads no gzip: unpack here (OBJ through assimp from memory too, so both
-         * importers see the same bytes; GLB too, to check its chunk lengths first) */
+         * importers see the same bytes; GLB and Collada too, checked first) */
         uint8_t *data = NULL;
         size_t size = 0;
         rc = nm_file_read(path, 0, &data, &size, err);
