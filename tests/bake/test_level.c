@@ -306,6 +306,12 @@ Test(level, malformed_files_are_refused_with_the_file_name)
     free(big);
     expect_refused(dir, "trunc.gltf", gltf.p, gltf.size / 2);
     expect_refused(dir, "empty.glb", "", 0);
+    /* indexed lines: assimp 5.2 reads their indices unchecked (found by fuzz_level) */
+    char *lines = strstr((char *)gltf.p, "\"indices\":3,\"mode\":4");
+    cr_assert_not_null(lines);
+    lines[strlen("\"indices\":3,\"mode\":")] = '2';
+    expect_refused(dir, "lines.gltf", gltf.p, gltf.size);
+    lines[strlen("\"indices\":3,\"mode\":")] = '4';
     /* GLB bytes under a .gltf name: the chunk check still applies (assimp reads them as GLB) */
     big = malloc(glb.size);
     memcpy(big, glb.p, glb.size);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #ifdef NM_HAVE_ASSIMP
+#include <cjson/cJSON.h>
 #include <assimp/cimport.h>
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
@@ -492,6 +493,32 @@ static int check_glb(const uint8_t *d, size_t size, const char *name, nm_error *
     return NM_OK;
 }
 
+/* glTF points and lines with an index accessor are refused: assimp 5.2 reads their indices
+ * unchecked (a LINE_LOOP with out-of-range indices crashed it; found by fuzz_level), and
+ * navbake ignores points and lines anyway. Malformed JSON is left to assimp's own message. */
+static int check_gltf_json(const char *js, size_t n, const char *name, nm_error *err)
+{
+    cJSON *root = cJSON_ParseWithLength(js, n);
+    if (!root) return NM_OK;
+    int rc = NM_OK;
+    const cJSON *meshes = cJSON_GetObjectItemCaseSensitive(root, "meshes");
+    int mi = 0;
+    for (const cJSON *m = cJSON_IsArray(meshes) ? meshes->child : NULL; m && rc == NM_OK; m = m->next, mi++) {
+        const cJSON *prims = cJSON_GetObjectItemCaseSensitive(m, "primitives");
+        int pi = 0;
+        for (const cJSON *p = cJSON_IsArray(prims) ? prims->child : NULL; p && rc == NM_OK; p = p->next, pi++) {
+            const cJSON *mode = cJSON_GetObjectItemCaseSensitive(p, "mode");
+            double md = cJSON_IsNumber(mode) ? mode->valuedouble : 4;
+            if (cJSON_GetObjectItemCaseSensitive(p, "indices") && !(md >= 4 && md <= 6))
+                rc = nm_fail(err, NM_ERR_CORRUPT,
+                             "%s: meshes[%d].primitives[%d]: indexed points or lines (mode %g) are not read "
+                             "(export without loose edges / points)", name, mi, pi, md);
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
 /* Collada index lists (<p>, <vcount>, <v>, <h>) hold digits and blanks only: assimp 5.2 loops
  * for ever on any other character there (found by fuzz_level: "<p>0 x 2</p>"). */
 static int check_dae(const uint8_t *d, size_t size, const char *name, nm_error *err)
@@ -520,6 +547,10 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
     if (data && size > UINT32_MAX) return nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
     if (data && (strcmp(ext, "glb") == 0 || (size >= 4 && memcmp(data, "glTF", 4) == 0))) {
         int rc = check_glb(data, size, path, err); /* assimp reads GLB bytes whatever the name */
+        if (rc == NM_OK) rc = check_gltf_json((const char *)data + 20, le32((const uint8_t *)data + 12), path, err);
+        if (rc) return rc;
+    } else if (data && strcmp(ext, "gltf") == 0) {
+        int rc = check_gltf_json(data, size, path, err);
         if (rc) return rc;
     }
     if (data && strcmp(ext, "dae") == 0) {
@@ -617,7 +648,16 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
         if (rc == NM_OK) rc = load_assimp(path, data, size, ext, opts, out, info, err);
         nm_free(data);
     } else {
-        rc = load_assimp(path, NULL, 0, ext, opts, out, info, err);
+        /* by path, so a .gltf finds its .bin files; its JSON checked first */
+        rc = NM_OK;
+        if (strcmp(ext, "gltf") == 0) {
+            uint8_t *data = NULL;
+            size_t size = 0;
+            rc = nm_file_read(path, 0, &data, &size, err);
+            if (rc == NM_OK) rc = check_gltf_json((const char *)data, size, path, err);
+            nm_free(data);
+        }
+        if (rc == NM_OK) rc = load_assimp(path, NULL, 0, ext, opts, out, info, err);
     }
     if (rc == NM_OK) bounds(out, info);
     return rc;
