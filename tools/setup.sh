@@ -3,7 +3,7 @@
 # One line per step; apt's full output goes to a log file, printed only when a step fails.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc g++ python3 zlib1g-dev libdeflate-dev libcjson-dev libcriterion-dev
-      librecast-dev libopencv-imgproc-dev libopencv-imgcodecs-dev)
+      librecast-dev libassimp-dev libopencv-imgproc-dev libopencv-imgcodecs-dev)
 # Optional tools for the sanitizer and fuzz runs of tools/test.sh (libtsan2: gcc's ThreadSanitizer
 # runtime, usually already there with gcc).
 extra=(clang libclang-rt-14-dev valgrind libtsan2)

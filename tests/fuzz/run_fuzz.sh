@@ -21,6 +21,7 @@ fuzz_occluder:tests/occluder/corpus
 fuzz_bgrd:tests/gridio/corpus/bgrd
 fuzz_bnvf:tests/gridio/corpus/bnvf
 fuzz_bake:tests/bake/corpus
+fuzz_level:tests/bake/corpus_level
 fuzz_request:tests/plugin/corpus/request
 fuzz_route:tests/plugin/corpus/route"
 

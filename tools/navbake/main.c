@@ -1,7 +1,9 @@
 /* main.c — the navbake command: argument parsing, progress on stderr, `--info` pack summaries.
- * The work itself lives in bake.c (pipeline), config.c (zone.json) and obj.c (OBJ reader).
+ * The work itself lives in bake.c (pipeline), config.c (zone.json), level.c (level files:
+ * obj.c for OBJ, assimp for glTF/GLB, FBX, Collada, ...).
  * Exit codes: 0 done, 1 any error (with a message), 2 bad arguments (with the usage). */
 #include "bake.h"
+#include "level.h"
 #include "pack/grid_io.h"
 #include "occluder.h"
 
@@ -16,13 +18,19 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: navbake --obj LEVEL.obj --out DIR [--zone ZONE.json] [--scale S]\n"
+            "usage: navbake --level LEVEL --out DIR [--zone ZONE.json] [--scale S]\n"
+            "               [--node NAME]... [--skip-node NAME]...\n"
             "               [--walkable-as-is] [--workers N] [--no-grid] [--no-occluder] [--quiet]\n"
             "       navbake --info PACK\n"
             "       navbake --help\n"
             "\n"
-            "Bakes DIR/base.nav.gz (BNAV v5) from a Wavefront OBJ level (world metres, +Y up).\n"
-            "  --obj LEVEL.obj    level geometry (.obj or .obj.gz)\n"
+            "Bakes DIR/base.nav.gz (BNAV v5) from a level file (world metres, +Y up).\n"
+            "  --level LEVEL      level geometry: .obj / .obj.gz, or through assimp .glb, .gltf,\n"
+            "                     .fbx, .dae and the other formats assimp reads (node names are\n"
+            "                     the groups zone.json names); --obj is the same option\n"
+            "  --node NAME        keep only this node's subtree (repeatable; \"x*\" = prefix;\n"
+            "                     OBJ: this group)\n"
+            "  --skip-node NAME   drop this node's subtree (repeatable; OBJ: this group)\n"
             "  --out DIR          output folder (created when missing)\n"
             "  --zone ZONE.json   zones, transforms, tiers, areas, collision-only groups, obstacles,\n"
             "                     off-mesh links (tools/navbake/ZONE_JSON.md); default: one zone\n"
@@ -463,6 +471,10 @@ static bool parse_double(const char *s, double *out)
 int main(int argc, char **argv)
 {
     const char *obj_path = NULL, *out_dir = NULL, *zone_path = NULL, *info_path = NULL;
+    /* --node / --skip-node names point into argv */
+    enum { kMaxNodeArgs = 256 };
+    static const char *nodes[kMaxNodeArgs], *skips[kMaxNodeArgs];
+    uint32_t node_n = 0, skip_n = 0;
     double scale = 1.0;
     int workers = 0;
     bool as_is = false, quiet = false, no_grid = false, no_occ = false;
@@ -472,8 +484,16 @@ int main(int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--obj") == 0 && has_val) {
+        } else if ((strcmp(a, "--level") == 0 || strcmp(a, "--obj") == 0) && has_val) {
             obj_path = argv[++i];
+        } else if ((strcmp(a, "--node") == 0 || strcmp(a, "--skip-node") == 0) && has_val) {
+            bool keep = a[2] == 'n';
+            if ((keep ? node_n : skip_n) == kMaxNodeArgs) {
+                fprintf(stderr, "navbake: at most %d %s options\n", kMaxNodeArgs, a);
+                return 2;
+            }
+            if (keep) nodes[node_n++] = argv[++i];
+            else skips[skip_n++] = argv[++i];
         } else if (strcmp(a, "--out") == 0 && has_val) {
             out_dir = argv[++i];
         } else if (strcmp(a, "--zone") == 0 && has_val) {
@@ -517,7 +537,7 @@ int main(int argc, char **argv)
         return info(info_path);
     }
     if (!obj_path || !out_dir) {
-        fprintf(stderr, "navbake: --obj and --out are required\n");
+        fprintf(stderr, "navbake: --level (or --obj) and --out are required\n");
         usage(stderr);
         return 2;
     }
@@ -528,12 +548,24 @@ int main(int argc, char **argv)
     char zname[256];
     zone_name_from_path(obj_path, zname, sizeof zname);
     double t0 = now_s();
-    if (nm_obj_load(obj_path, &obj, &err) != NM_OK) {
+    nm_level_opts lopts = {.nodes = nodes, .node_count = node_n, .skip = skips, .skip_count = skip_n};
+    nm_level_info linfo;
+    if (nm_level_load(obj_path, &lopts, &obj, &linfo, &err) != NM_OK) {
         fprintf(stderr, "navbake: %s\n", err.msg);
         return 1;
     }
-    if (!quiet) fprintf(stderr, "navbake: read %s: %u vertices, %u triangles, %u groups (%.2f s)\n", obj_path,
-                        obj.vert_count, obj.tri_count, obj.group_count, now_s() - t0);
+    if (!quiet) {
+        fprintf(stderr, "navbake: read %s (%s): %u vertices, %u triangles, %u groups (%.2f s)\n", obj_path,
+                linfo.importer, obj.vert_count, obj.tri_count, obj.group_count, now_s() - t0);
+        if (linfo.nodes)
+            fprintf(stderr, "navbake:   nodes %u, with meshes kept %u, skipped %u; mirrored %u; faces dropped %u"
+                    " (points, lines, repeated vertex); unit %g m\n", linfo.nodes, linfo.nodes_kept,
+                    linfo.nodes_skipped, linfo.mirrored, linfo.faces_dropped, linfo.unit_scale);
+        else if (node_n || skip_n)
+            fprintf(stderr, "navbake:   groups kept %u, skipped %u\n", linfo.nodes_kept, linfo.nodes_skipped);
+        fprintf(stderr, "navbake:   bounds [%g, %g, %g] .. [%g, %g, %g] (metres before --scale)\n", linfo.bmin[0],
+                linfo.bmin[1], linfo.bmin[2], linfo.bmax[0], linfo.bmax[1], linfo.bmax[2]);
+    }
     int rc = zone_path ? nm_bake_config_load(zone_path, zname, &cfg, &err) : nm_bake_config_default(zname, &cfg, &err);
     if (rc != NM_OK) {
         fprintf(stderr, "navbake: %s\n", err.msg);
