@@ -524,7 +524,19 @@ static int check_gltf_json(const char *js, size_t n, const char *name, nm_error 
 static int check_dae(const uint8_t *d, size_t size, const char *name, nm_error *err)
 {
     static const char *const kTags[] = {"<p>", "<vcount>", "<v>", "<h>"};
+    /* counts too: a count="" that is not a number crashed it (fuzz_level) */
+    static const char *const kAttrs[] = {" count=\"", " stride=\"", " offset=\""};
     for (size_t i = 0; i < size; i++) {
+        if (d[i] == ' ')
+            for (int a = 0; a < 3; a++) {
+                size_t n = strlen(kAttrs[a]);
+                if (size - i < n || memcmp(d + i, kAttrs[a], n) != 0) continue;
+                size_t k = i + n;
+                while (k < size && d[k] >= '0' && d[k] <= '9') k++;
+                if (k == i + n || k >= size || d[k] != '"')
+                    return nm_fail(err, NM_ERR_CORRUPT, "%s: byte %zu: %.*s not a number", name, i + 1, (int)n - 3,
+                                   kAttrs[a] + 1);
+            }
         if (d[i] != '<') continue;
         for (int t = 0; t < 4; t++) {
             size_t n = strlen(kTags[t]);
