@@ -100,7 +100,7 @@ typedef struct nm_plugin_result {
     double win_x0, win_y0, cell_size; /* px */
     int64_t win_nx, win_ny;    /* cells */
     int tier;                  /* accepted round, -1 = none */
-    const char *tier_kind;     /* "tentative" / "capped" / "full" */
+    const char *tier_kind;     /* "Tentative" / "Capped" / "Full" (the article's names), "" without a tier */
     const char *tier_notes;    /* why earlier tiers were rejected */
     double ms_checks, ms_window, ms_topology, ms_geometry, ms_pull, ms_assemble, ms_lift,
         ms_post, ms_total;

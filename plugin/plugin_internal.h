@@ -52,6 +52,6 @@ void nm_plugin_string_free(char *s);
 int nm_plugin_parse_request(const char *json, const char *zone, nm_plugin_request *q,
                             nm_plugin_disc **discs);
 /* {"ok": false, "error": msg} as an nm_malloc'd string. */
-char *nm_plugin_error_json(const char *msg);
+char *nm_plugin_error_json(const char *code, const char *msg);
 
 #endif

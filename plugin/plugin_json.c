@@ -21,12 +21,13 @@ static char *own_copy(char *cjson_text)
 
 void nm_plugin_string_free(char *s) { nm_free(s); }
 
-char *nm_plugin_error_json(const char *msg)
+char *nm_plugin_error_json(const char *code, const char *msg)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON_AddBoolToObject(o, "ok", 0);
     cJSON_AddStringToObject(o, "error", msg ? msg : "");
+    if (code) cJSON_AddStringToObject(o, "code", code);
     char *s = own_copy(cJSON_PrintUnformatted(o));
     cJSON_Delete(o);
     return s;
@@ -243,12 +244,18 @@ static cJSON *result_obj(const nm_plugin_result *r)
 
 char *nm_plugin_result_json(const nm_plugin_result *r)
 {
-    if (!r) return nm_plugin_error_json("no result");
+    if (!r) return nm_plugin_error_json("bad_request", "no result");
     cJSON *o = result_obj(r);
     if (!o) return NULL;
     char *s = own_copy(cJSON_PrintUnformatted(o));
     cJSON_Delete(o);
     return s;
+}
+
+/* The code of a call that gave no result: the request was refused, or memory ran out. */
+static const char *call_code(int rc)
+{
+    return rc == NM_ERR_NOMEM ? "out_of_memory" : rc == NM_ERR_ARG ? "bad_request" : "internal";
 }
 
 char *nm_plugin_plan_json(nm_plugin_engine *e, const char *request_json, nm_plugin_stop_fn stop,
@@ -257,18 +264,18 @@ char *nm_plugin_plan_json(nm_plugin_engine *e, const char *request_json, nm_plug
     nm_plugin_clear_error();
     if (!e) {
         nm_plugin_fail(NM_ERR_ARG, "plan_json: no engine");
-        return nm_plugin_error_json(nm_plugin_last_error());
+        return nm_plugin_error_json("bad_request", nm_plugin_last_error());
     }
     nm_plugin_request q;
     nm_plugin_disc *discs = NULL;
-    if (nm_plugin_parse_request(request_json, e->zone, &q, &discs) != NM_OK)
-        return nm_plugin_error_json(nm_plugin_last_error());
+    int rc = nm_plugin_parse_request(request_json, e->zone, &q, &discs);
+    if (rc != NM_OK) return nm_plugin_error_json(call_code(rc), nm_plugin_last_error());
     q.should_stop = stop;
     q.stop_ctx = stop_ctx;
     nm_plugin_result *r = NULL;
-    int rc = nm_plugin_plan(e, &q, &r);
+    rc = nm_plugin_plan(e, &q, &r);
     nm_free(discs);
-    if (rc != NM_OK) return nm_plugin_error_json(nm_plugin_last_error());
+    if (rc != NM_OK) return nm_plugin_error_json(call_code(rc), nm_plugin_last_error());
     char *s = nm_plugin_result_json(r);
     nm_plugin_result_free(r);
     return s;

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)nm_plugin_check_request(&q);
         nm_free(discs);
     } else {
-        char *e = nm_plugin_error_json(nm_plugin_last_error());
+        char *e = nm_plugin_error_json("bad_request", nm_plugin_last_error());
         cJSON *o = e ? cJSON_Parse(e) : NULL;
         if (e && !o) abort(); /* the error answer must be valid JSON */
         cJSON_Delete(o);

@@ -284,11 +284,13 @@ Test(plugin_abi, malformed_requests_get_clear_errors)
         cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "ok")), "case %zu: %s", i, s);
         const char *err = cJSON_GetObjectItem(o, "error")->valuestring;
         cr_assert(strstr(err, cases[i].needle), "case %zu: %s lacks %s", i, err, cases[i].needle);
+        const cJSON *code = cJSON_GetObjectItem(o, "code");
+        cr_assert(cJSON_IsString(code) && !strcmp(code->valuestring, "bad_request"), "case %zu: %s", i, s);
         cJSON_Delete(o);
         api->string_free(s);
     }
     char *s = api->plan_json(e, NULL, NULL, NULL);
-    cr_assert(strstr(s, "\"ok\":false"));
+    cr_assert(strstr(s, "\"ok\":false") && strstr(s, "\"code\":\"bad_request\""), "%s", s);
     api->string_free(s);
     api->close(e);
 }

@@ -42,7 +42,7 @@ static int get_num(jctx *j, const cJSON *v, const char *path, double *out)
 
 static int get_int(jctx *j, const cJSON *v, const char *path, long lo, long hi, long *out)
 {
-    double d;
+    double d = 0.0; /* set by get_num on success (gcc -O2 warns otherwise) */
     int rc = get_num(j, v, path, &d);
     if (rc) return rc;
     if (d != floor(d) || d < (double)lo || d > (double)hi) {
@@ -138,7 +138,7 @@ static int get_id(jctx *j, const cJSON *obj, const char *path, uint16_t *id, boo
     if (!v) return NM_OK;
     char sub[512];
     snprintf(sub, sizeof sub, "%s.id", path);
-    long l;
+    long l = 0;
     int rc = get_int(j, v, sub, 0, 65535, &l);
     if (rc) return rc;
     *id = (uint16_t)l;
@@ -266,7 +266,7 @@ static int parse_areas(jctx *j, const cJSON *o, nm_bake_config *c)
     for (const cJSON *it = o->child; it; it = it->next) {
         char sub[512];
         snprintf(sub, sizeof sub, "areas.%s", it->string);
-        long a;
+        long a = 0;
         int rc = get_int(j, it, sub, 0, 31, &a);
         if (rc) return rc;
         nm_bake_area *ar = &c->areas[c->area_count];

@@ -436,7 +436,7 @@ static int scene_to_obj(const struct aiScene *sc, const char *ext, const char *n
             for (unsigned f = 0; f < m->mNumFaces && rc == NM_OK; f++) {
                 const struct aiFace *F = &m->mFaces[f];
                 if (F->mNumIndices != 3 || !F->mIndices) { info->faces_dropped++; continue; }
-                uint32_t c[3];
+                uint32_t c[3] = {0, 0, 0};
                 for (int q = 0; q < 3; q++) {
                     if (F->mIndices[q] >= m->mNumVertices) {
                         rc = nm_fail(err, NM_ERR_CORRUPT, "%s: mesh '%s': face %u index out of range", name,

@@ -362,7 +362,7 @@ static int p_box(ctx *c, const cJSON *o, const xform *T, const obj_info *oi, boo
 static int p_wall(ctx *c, const cJSON *o, const xform *T, const obj_info *oi, double dthick,
                   double dheight, int role)
 {
-    double thick, height, base;
+    double thick = 0, height = 0, base = 0;
     int rc = num(c, o, "thickness", dthick, false, &thick);
     if (!rc) rc = num(c, o, "height", dheight, false, &height);
     if (!rc) rc = num(c, o, "base", 0, false, &base);
@@ -377,7 +377,7 @@ static int p_wall(ctx *c, const cJSON *o, const xform *T, const obj_info *oi, do
 
 static int p_sawwall(ctx *c, const cJSON *o, const xform *T, const obj_info *oi)
 {
-    double thick, height, base, tooth, pitch;
+    double thick = 0, height = 0, base = 0, tooth = 0, pitch = 0;
     int rc = num(c, o, "thickness", 0.5, false, &thick);
     if (!rc) rc = num(c, o, "height", 3, false, &height);
     if (!rc) rc = num(c, o, "base", 0, false, &base);
@@ -879,7 +879,7 @@ static int cell_cut(ctx *c, const obj_info *oi, nm_sg_vec at, int wc, int hc, bo
 
 static int p_cut(ctx *c, const cJSON *o, const xform *T, const obj_info *oi, const char *type)
 {
-    double lo, hi;
+    double lo = -1e30, hi = 1e30;
     int rc = num(c, o, "lo", -1e30, false, &lo);
     if (!rc) rc = num(c, o, "hi", 1e30, false, &hi);
     if (rc) return rc;
