@@ -125,7 +125,7 @@ Test(window_bake, deck_spans_stay_with_vis3_zero_walls_kept_reach_covers_floor, 
     /* every floor span with a component reaches (one open floor) */
     uint32_t vis = 0, reach = 0;
     for (uint32_t k = 0; k < w.spans.nspans; k++) {
-        if (!(w.sp_bits[k] & NM_SP_VIS3) || w.sp_scc[k] == 0) continue;
+        if (!(w.sp_bits[k] & NM_SP_VIS3)) continue;
         vis++;
         reach += (w.sp_bits[k] & NM_SP_REACH) != 0;
     }
@@ -155,7 +155,7 @@ Test(window_bake, window_does_not_depend_on_the_worker_count, .timeout = 120)
     cr_assert_eq(a.spans.nspans, c.spans.nspans);
     cr_expect_eq(memcmp(a.spans.sp_h, c.spans.sp_h, a.spans.nspans * sizeof(float)), 0);
     cr_expect_eq(memcmp(a.sp_bits, c.sp_bits, a.spans.nspans), 0);
-    cr_expect_eq(memcmp(a.sp_scc, c.sp_scc, a.spans.nspans * sizeof(uint32_t)), 0);
+    cr_expect_eq(memcmp(a.sp_rid, c.sp_rid, a.spans.nspans * sizeof(uint32_t)), 0);
     cr_assert_eq(a.nsegs, c.nsegs);
     for (uint32_t k = 0; k < a.nsegs; k++)
         cr_expect(a.segs[k].ax == c.segs[k].ax && a.segs[k].ay == c.segs[k].ay && a.segs[k].bx == c.segs[k].bx &&
