@@ -781,11 +781,94 @@ static int cmp_hop(const void *a, const void *b)
     return x->tx < y->tx ? -1 : x->tx > y->tx;
 }
 
+/* A take-off to judge: span k steps in direction d to cell b, which holds a span of another
+ * region more than kClimb lower; best: the highest such span of the goal region. */
+typedef struct hop_try {
+    uint32_t k, b, best;
+    uint32_t tile;   /* index into the window's tile list (UINT32_MAX: no tile owns b) */
+    uint8_t d;
+} hop_try;
+
+/* The regions of other regions' spans are not kept in the window: read them from the tiles (the
+ * engine's cache), one tile at a time, and pick each try's best span. A cell's spans are its
+ * records in stored order that enter the span table (nm_window_record_is_span). */
+static int pick_goal_spans(nm_route_engine *e, int bz, const nm_window *w, uint16_t zone_id, uint32_t goal_region,
+                           hop_try *tr, size_t nt, nm_error *err)
+{
+    const nm_bgrd_zone *z = &e->grid.zones[bz];
+    uint32_t *tl = NULL, ntl = 0; /* tiles owning cells of the window */
+    size_t *order = NULL;
+    int rc = NM_OK;
+    tl = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *tl);
+    order = (size_t *)nm_malloc((nt ? nt : 1) * sizeof *order);
+    if (!tl || !order) {
+        nm_free(tl);
+        nm_free(order);
+        return nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+    }
+    for (uint32_t t = 0; t < z->tile_count; t++) {
+        const nm_bgrd_tile *T = &z->tiles[t];
+        int64_t ox0 = (int64_t)T->gx0 + T->px0, ox1 = (int64_t)T->gx0 + T->px1 + 1;
+        int64_t oy0 = (int64_t)T->gy0 + T->py0, oy1 = (int64_t)T->gy0 + T->py1 + 1;
+        if (T->records && ox1 > w->gx0 && ox0 < w->gx0 + w->win.nx && oy1 > w->gy0 && oy0 < w->gy0 + w->win.ny)
+            tl[ntl++] = t;
+    }
+    for (size_t q = 0; q < nt; q++) {
+        int64_t gx = w->gx0 + tr[q].b % (uint32_t)w->win.nx, gy = w->gy0 + tr[q].b / (uint32_t)w->win.nx;
+        tr[q].tile = UINT32_MAX;
+        tr[q].best = UINT32_MAX;
+        for (uint32_t u = 0; u < ntl && tr[q].tile == UINT32_MAX; u++) {
+            const nm_bgrd_tile *T = &z->tiles[tl[u]];
+            if (gx >= (int64_t)T->gx0 + T->px0 && gx <= (int64_t)T->gx0 + T->px1 && gy >= (int64_t)T->gy0 + T->py0 &&
+                gy <= (int64_t)T->gy0 + T->py1)
+                tr[q].tile = u;
+        }
+    }
+    for (uint32_t u = 0; u < ntl && rc == NM_OK; u++) {
+        size_t no = 0;
+        for (size_t q = 0; q < nt; q++)
+            if (tr[q].tile == u) order[no++] = q;
+        if (!no) continue;
+        const nm_bgrd_tile *T = &z->tiles[tl[u]];
+        nm_bgrd_tile_view v;
+        rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)bz, &tl[u], 1, NULL, &e->tiles, e->workers, &e->decode, &v, err);
+        if (rc == NM_OK && !v.recs) /* the cache had no room: a buffer of its own */
+            rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)bz, &tl[u], 1, NULL, NULL, e->workers, &e->decode, &v, err);
+        if (rc) break;
+        for (size_t o = 0; o < no; o++) {
+            hop_try *h = &tr[order[o]];
+            int64_t gx = w->gx0 + h->b % (uint32_t)w->win.nx, gy = w->gy0 + h->b / (uint32_t)w->win.nx;
+            int64_t lc = (gy - T->gy0) * (int64_t)T->nx + (gx - T->gx0);
+            size_t lo = 0, hi = v.n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if ((int64_t)v.recs[mid].cell < lc) lo = mid + 1;
+                else hi = mid;
+            }
+            uint32_t first, n = nm_span_cell_spans(&w->spans, h->b, &first), m = first;
+            double hk = w->spans.sp_h[h->k];
+            for (size_t r = lo; r < v.n && v.recs[r].cell == lc && m < first + n; r++) {
+                const nm_grid_rec *rr = &v.recs[r];
+                if (!nm_window_record_is_span(&e->fields, zone_id, w->region, rr, gx, gy)) continue;
+                if (!(w->sp_bits[m] & NM_SP_VIS3) && rr->rid == goal_region &&
+                    (double)w->spans.sp_h[m] < hk - NM_kClimb &&
+                    (h->best == UINT32_MAX || w->spans.sp_h[m] > w->spans.sp_h[h->best]))
+                    h->best = m;
+                m++;
+            }
+        }
+        nm_bgrd_tile_view_free(&v);
+    }
+    nm_free(tl);
+    nm_free(order);
+    return rc;
+}
+
 /* 找起跳点 steps 2-5 on the last window: reachable core spans whose orthogonal neighbour holds a
  * span of another region more than kClimb lower, the step not forbidden; landing spans checked
  * against the goal region's walkable surfaces (decoded with the sidecar), RiseOk with the fall
  * gate; sorted by the distance sum, one per landing component, at most kDropHopTries. */
-static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t goal_region,
+static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint16_t zone_id, uint32_t goal_region,
                         const nm_route_request *q, hop *out, uint32_t *nout, nm_error *err)
 {
     *nout = 0;
@@ -793,6 +876,8 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
     const int32_t nx = w->win.nx, ny = w->win.ny;
     hop *cand = NULL;
     size_t nc = 0, cap = 0;
+    hop_try *tr = NULL;
+    size_t nt = 0, tcap = 0;
     int rc = NM_OK;
     for (uint32_t k = 0; k < w->spans.nspans && rc == NM_OK; k++) {
         if ((w->sp_bits[k] & (NM_SP_VIS3 | NM_SP_REACH)) != (NM_SP_VIS3 | NM_SP_REACH)) continue;
@@ -808,37 +893,55 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
             bool forbid = d == 0 ? (w->stepbits[c] & 0x01) : d == 1 ? (w->stepbits[b] & 0x02)
                         : d == 2 ? (w->stepbits[c] & 0x04) : (w->stepbits[b] & 0x08);
             if (forbid) continue;
-            uint32_t first, n = nm_span_cell_spans(&w->spans, b, &first), best = UINT32_MAX;
-            for (uint32_t m = first; m < first + n; m++)
-                if (!(w->sp_bits[m] & NM_SP_VIS3) && w->sp_rid[m] == goal_region &&
-                    (double)w->spans.sp_h[m] < hk - NM_kClimb &&
-                    (best == UINT32_MAX || w->spans.sp_h[m] > w->spans.sp_h[best]))
-                    best = m;
-            if (best == UINT32_MAX) continue;
-            double hb = w->spans.sp_h[best];
-            if (!nm_grid_rise_ok(&w->spans, &w->gate, i, j, dx4[d], dy4[d], hk, hb)) continue;
-            if (nc == cap) {
-                size_t ncap = cap ? 2 * cap : 32;
-                hop *nh = (hop *)nm_realloc(cand, ncap * sizeof *nh);
+            uint32_t first, n = nm_span_cell_spans(&w->spans, b, &first);
+            bool lower = false;
+            for (uint32_t m = first; m < first + n && !lower; m++)
+                lower = !(w->sp_bits[m] & NM_SP_VIS3) && (double)w->spans.sp_h[m] < hk - NM_kClimb;
+            if (!lower) continue;
+            if (nt == tcap) {
+                size_t ncap = tcap ? 2 * tcap : 64;
+                hop_try *nh = (hop_try *)nm_realloc(tr, ncap * sizeof *nh);
                 if (!nh) {
                     rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
                     break;
                 }
-                cand = nh;
-                cap = ncap;
+                tr = nh;
+                tcap = ncap;
             }
-            hop h;
-            h.tx = w->win.x0 + (i + 0.5) * NM_kCS;
-            h.ty = w->win.y0 + (j + 0.5) * NM_kCS;
-            h.th = hk;
-            h.lx = w->win.x0 + (bi + 0.5) * NM_kCS;
-            h.ly = w->win.y0 + (bj + 0.5) * NM_kCS;
-            h.lh = hb;
-            h.score = hypot(h.tx - q->sx, h.ty - q->sy) + hypot(h.lx - q->gx, h.ly - q->gy);
-            h.comp = 0;
-            cand[nc++] = h;
+            tr[nt++] = (hop_try){k, b, UINT32_MAX, UINT32_MAX, (uint8_t)d};
         }
     }
+    if (rc == NM_OK && nt) rc = pick_goal_spans(e, bz, w, zone_id, goal_region, tr, nt, err);
+    for (size_t t = 0; t < nt && rc == NM_OK; t++) {
+        if (tr[t].best == UINT32_MAX) continue;
+        uint32_t k = tr[t].k, c = w->spans.sp_cell[k], b = tr[t].b, best = tr[t].best;
+        int d = tr[t].d;
+        int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
+        int32_t bi = (int32_t)(b % (uint32_t)nx), bj = (int32_t)(b / (uint32_t)nx);
+        double hk = w->spans.sp_h[k], hb = w->spans.sp_h[best];
+        if (!nm_grid_rise_ok(&w->spans, &w->gate, i, j, dx4[d], dy4[d], hk, hb)) continue;
+        if (nc == cap) {
+            size_t ncap = cap ? 2 * cap : 32;
+            hop *nh = (hop *)nm_realloc(cand, ncap * sizeof *nh);
+            if (!nh) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+                break;
+            }
+            cand = nh;
+            cap = ncap;
+        }
+        hop h;
+        h.tx = w->win.x0 + (i + 0.5) * NM_kCS;
+        h.ty = w->win.y0 + (j + 0.5) * NM_kCS;
+        h.th = hk;
+        h.lx = w->win.x0 + (bi + 0.5) * NM_kCS;
+        h.ly = w->win.y0 + (bj + 0.5) * NM_kCS;
+        h.lh = hb;
+        h.score = hypot(h.tx - q->sx, h.ty - q->sy) + hypot(h.lx - q->gx, h.ly - q->gy);
+        h.comp = 0;
+        cand[nc++] = h;
+    }
+    nm_free(tr);
     if (rc == NM_OK && nc > 0) {
         /* landing surfaces of the goal region (Walk, no Ghost / Fill) and their components */
         int64_t lx = INT64_MAX, ly = INT64_MAX, hx = INT64_MIN, hy = INT64_MIN;
@@ -1411,7 +1514,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 int hrc = decode_patch(e, bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &herr);
                 if (hrc == NM_OK && nm_pick_start_rec(&e->patch_goal, gcell(q->gx), gcell(q->gy), gs.h, &gr) &&
                     gr.rid != pk.region)
-                    hrc = collect_hops(e, bz, &w, gr.rid, q, hops, &nhops, &herr);
+                    hrc = collect_hops(e, bz, &w, wr.zone_id, gr.rid, q, hops, &nhops, &herr);
                 nm_bgrd_out_free(&e->patch_goal);
                 if (hrc == NM_ERR_NOMEM) {
                     nm_search_result_free(&sr);

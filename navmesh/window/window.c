@@ -57,7 +57,6 @@ void nm_window_free(nm_window *w)
     nm_span_table_free(&w->spans);
     nm_free(w->sp_bits);
     nm_free(w->sp_scc);
-    nm_free(w->sp_rid);
     nm_free(w->links);
     nm_free(w->segs);
     memset(w, 0, sizeof *w);
@@ -97,19 +96,26 @@ bool nm_nogo_poly_contains(const nm_nogo_poly *p, double x, double y)
 /* Effective record after FOPN (解码瓦片 step 6): only non-Core records are looked up; a hit ORs
  * its flags in and keeps the larger of the two clearances. Runs after the sealed clearance was
  * written back, so an opened cell is not pushed back to 0. */
-static void open_record(const nm_window_request *req, const nm_grid_rec *r,
-                        const nm_span_fields *f, int64_t gx, int64_t gy, uint8_t *flags,
-                        uint16_t *clr)
+static void open_flags(const nm_bnvf *fields, uint16_t zone_id, const nm_grid_rec *r,
+                       const nm_span_fields *f, int64_t gx, int64_t gy, uint8_t *flags, uint16_t *clr)
 {
     *flags = r->flags;
-    *clr = f->clr2;
-    if ((r->flags & NM_GRID_CORE) || !req->fields || req->fields->open_count == 0) return;
-    const nm_bnvf_open *o = nm_bnvf_find_open(req->fields, req->zone_id, (int32_t)gx,
-                                              (int32_t)gy, r->h);
+    *clr = f ? f->clr2 : r->clr;
+    if ((r->flags & NM_GRID_CORE) || !fields || fields->open_count == 0) return;
+    const nm_bnvf_open *o = nm_bnvf_find_open(fields, zone_id, (int32_t)gx, (int32_t)gy, r->h);
     if (o) {
         *flags = (uint8_t)(*flags | o->flags);
         if (o->clr > *clr) *clr = o->clr;
     }
+}
+
+bool nm_window_record_is_span(const nm_bnvf *fields, uint16_t zone_id, uint32_t region,
+                              const nm_grid_rec *r, int64_t gx, int64_t gy)
+{
+    uint8_t flags;
+    uint16_t clr;
+    open_flags(fields, zone_id, r, NULL, gx, gy, &flags, &clr);
+    return !(flags & NM_GRID_FILL) && (r->rid == region || !(flags & NM_GRID_GHOST));
 }
 
 typedef struct wall_src {
@@ -317,7 +323,7 @@ static int fetch_views(wsource *s, const size_t *act, size_t na, wmem *m, nm_err
     return NM_OK;
 }
 
-/* Grows the five span columns to cap spans (exactly: no doubling at the memory peak). */
+/* Grows the four span columns to cap spans (exactly: no doubling at the memory peak). */
 static int grow_spans(nm_window *w, wmem *m, uint32_t *cap, size_t need)
 {
     if (need <= *cap) return NM_OK;
@@ -332,9 +338,7 @@ static int grow_spans(nm_window *w, wmem *m, uint32_t *cap, size_t need)
     w->sp_bits = (uint8_t *)p;
     if (!(p = nm_realloc(w->sp_scc, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
     w->sp_scc = (uint32_t *)p;
-    if (!(p = nm_realloc(w->sp_rid, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
-    w->sp_rid = (uint32_t *)p;
-    m->now += (need - *cap) * (3 * sizeof(uint32_t) + sizeof(float) + 1);
+    m->now += (need - *cap) * (2 * sizeof(uint32_t) + sizeof(float) + 1);
     if (m->now > m->peak) m->peak = m->now;
     *cap = (uint32_t)need;
     return NM_OK;
@@ -401,7 +405,7 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
     nm_span_table *t = &w->spans;
     uint8_t flags;
     uint16_t clr;
-    open_record(b->req, r, f, gx, gy, &flags, &clr);
+    open_flags(b->req->fields, b->req->zone_id, r, f, gx, gy, &flags, &clr);
     bool mine = r->rid == w->region;
     if (mine) {
         if ((flags & NM_GRID_WALK) || !(flags & NM_GRID_CORE)) w->lay[c] = 1;
@@ -414,7 +418,7 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
             if ((r->steps >> (2 * d)) & 3u) fb |= (uint8_t)(1u << d);
         b->fac[c] |= fb;
     }
-    /* span table: no Fill, no other region's Ghost */
+    /* span table: no Fill, no other region's Ghost (nm_window_record_is_span) */
     if (flags & NM_GRID_FILL) return;
     if (!mine && (flags & NM_GRID_GHOST)) return;
     uint32_t k = (*ns)++;
@@ -427,7 +431,6 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
     if (flags & NM_GRID_CORE) bits |= NM_SP_CORE;
     w->sp_bits[k] = bits;
     w->sp_scc[k] = mine ? f->scc : 0;
-    w->sp_rid[k] = r->rid;
 }
 
 /* 建窗 step 5: records -> raster layers and span vector, band by band (a band: rows over which

@@ -15,7 +15,7 @@
  * stage that uses it last (set to NULL then) — nm_window_free frees whatever is left. The
  * records are read in place from the engine's tile cache (or decoded one band of tiles at a
  * time), never copied into a window-wide table: the peak is the layers (8 B a cell, 9 during
- * the build) and the span table (17 B a span with its component column, 13 after step 12,
+ * the build) and the span table (13 B a span with its component column, 9 after step 12,
  * plus 5 B an occupied cell for the index built after that). */
 #ifndef NM_WINDOW_H
 #define NM_WINDOW_H
@@ -79,7 +79,8 @@ typedef struct nm_window {
     uint8_t *sp_bits;        /* [spans.nspans] NM_SP_* */
     uint32_t *sp_scc;        /* [spans.nspans] component in the region (1-based), 0 = none; only
                                 the build reads it (step 12): NULL once the build returns */
-    uint32_t *sp_rid;        /* [spans.nspans] global region id */
+    /* (no region column: a span is this region's when vis3; the one reader of other regions'
+       ids, the ledge-hop search, reads them from the tiles: nm_window_record_is_span) */
     uint32_t seed_span;      /* the seed span (start side), in spans */
 
     /* ---- off-mesh links (both ends usable and inside the window) ---- */
@@ -183,6 +184,12 @@ int nm_window_build(const nm_window_request *req, nm_window *w, nm_error *err);
  * contiguous and in canonical order; fields required. The arrays are only read. */
 int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *recs,
                             const nm_span_fields *fields, size_t n, nm_window *w, nm_error *err);
+
+/* Whether a decoded record of global cell (gx, gy) enters the span table of a window of `region`
+ * (建窗 step 5: its flags after FOPN hold no Fill, and an other region's record no Ghost): a
+ * cell's spans are its records in stored order that pass this test. fields may be NULL. */
+bool nm_window_record_is_span(const nm_bnvf *fields, uint16_t zone_id, uint32_t region,
+                              const nm_grid_rec *r, int64_t gx, int64_t gy);
 
 /* Even-odd point-in-ring test (cell centre test of the no-go polygons). */
 bool nm_nogo_poly_contains(const nm_nogo_poly *p, double x, double y);

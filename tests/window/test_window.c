@@ -138,7 +138,6 @@ Test(window, span_table_drops_fill_and_other_ghosts_and_marks_vis3)
     cr_expect_eq(w.sp_bits[first] & NM_SP_VIS3, NM_SP_VIS3);
     cr_expect_float_eq(w.spans.sp_h[first + 1], 5.0f, 1e-6);
     cr_expect_eq(w.sp_bits[first + 1] & NM_SP_VIS3, 0);
-    cr_expect_eq(w.sp_rid[first + 1], 2);
     cr_expect_float_eq(w.spans.sp_h[first + 2], 10.0f, 1e-6);
     cr_expect_null(w.sp_scc, "the component column goes with the reach set (step 12)");
     /* every occupied cell appears; spans sorted by cell */
