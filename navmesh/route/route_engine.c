@@ -1171,45 +1171,51 @@ int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result
     return rc;
 }
 
-/* planLocked. */
-static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
-                       nm_error *err, bool hopping)
+/* What the checks before the window hand to the tiers. */
+typedef struct plan_start {
+    int bz;                      /* grid zone */
+    nm_route_zone_entry *z;
+    bool deck;                   /* a goal deck is declared */
+    bool deck_snapped;           /* 起点所在的面 step 2 gave the start */
+    nm_zone_snap_result ss, gs;  /* the snapped start and goal */
+    nm_region_pick pk;
+    nm_cell_rect bbox;           /* the region's bounding box */
+} plan_start;
+
+/* 前置检查与选类: checks 1-11 in the article's order, the region pick and the region's bounding
+ * box. NM_OK with *pass = false when a check ended the leg (r says which); an error code only for
+ * out of memory. */
+static int plan_checks(nm_route_engine *e, const nm_route_request *q, nm_route_result *r, plan_start *ps,
+                       bool *pass, nm_error *err)
 {
-    double t0 = now_ms();
-    memset(r, 0, sizeof *r);
-    r->tier = -1;
-    r->hop_index = UINT32_MAX;
-    int rc = NM_OK;
-    hop hops[NM_kDropHopTries];
-    uint32_t nhops = 0;
-    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
-        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
+    int rc;
+    *pass = false;
     /* 1. engine usable */
     if (e->status) {
         fail_check(r, 1, "%.400s", e->err.msg);
-        goto done;
+        return NM_OK;
     }
     /* 2. the zone has a grid */
     int bz = nm_bgrd_find_zone(&e->grid, q->zone);
     if (bz < 0) {
         fail_check(r, 2, "zone '%s' has no pre-baked grid", q->zone);
-        goto done;
+        return NM_OK;
     }
     nm_route_zone_entry *z = zone_entry(e, q->zone, bz);
     if (!z) return nm_fail(err, NM_ERR_NOMEM, "plan: out of memory");
     /* 3. ZoneClean */
     if (z->zc_rc) {
         fail_check(r, 3, "%.400s", z->zc_err.msg);
-        goto done;
+        return NM_OK;
     }
     /* 4. the sidecar has the zone */
     if (z->fz_rc) {
         fail_check(r, 4, "the fields sidecar cannot read zone '%.64s': %.400s", q->zone, z->fz_err.msg);
-        goto done;
+        return NM_OK;
     }
     if (z->polys_rc) {
         fail_check(r, 1, "%.400s", z->polys_err.msg);
-        goto done;
+        return NM_OK;
     }
     bool deck = q->goal_deck_y > NM_kFloorYValidMin;
     bool early = false;
@@ -1246,11 +1252,11 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (src != NM_OK) src = nm_zone_snap(z->zc, q->sx, q->sy, &so, &ss, &serr);
     if (src != NM_OK) {
         fail_check(r, 5, "the start (%.2f, %.2f) is too far from the mesh (no triangle within 16 px)", q->sx, q->sy);
-        goto done;
+        return NM_OK;
     }
     if (nm_zone_snap(z->zc, q->gx, q->gy, &go, &gs, &serr) != NM_OK) {
         fail_check(r, 6, "the goal (%.2f, %.2f) is too far from the mesh (no triangle within 16 px)", q->gx, q->gy);
-        goto done;
+        return NM_OK;
     }
     double h0 = ss.h;
     /* 7. authored no-go on the raw points, heights of the snapped triangles */
@@ -1261,7 +1267,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->no_go = true;
         fail_check(r, 7, "the %s is inside an authored no-go zone (%.200s)", hs >= 0 ? "start" : "goal",
                    p->id ? p->id : "-");
-        goto done;
+        return NM_OK;
     }
     /* 8. both ends within 8 px of a core cell on the whole zone */
     double dcs, dcg;
@@ -1269,13 +1275,12 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc) {
         fail_check(r, 9, "grid decode failed: %.400s", perr.msg);
-        rc = NM_OK;
-        goto done;
+        return NM_OK;
     }
     if (dcs > NM_kSnapRadius || dcg > NM_kSnapRadius) {
         fail_check(r, 8, "the ends do not reach the walkable layer (start %.2f px / goal %.2f px from the nearest core cell, limit 8)",
                    dcs, dcg);
-        goto done;
+        return NM_OK;
     }
     /* 9. the two small patches (again when the early decode failed) */
     if (!early) {
@@ -1283,8 +1288,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         if (rc == NM_OK && deck) rc = decode_patch(e, bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &perr);
         if (rc) {
             fail_check(r, 9, "grid decode failed: %.400s", perr.msg);
-            rc = NM_OK;
-            goto done;
+            return NM_OK;
         }
     }
     /* 10. region pick */
@@ -1293,7 +1297,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                        deck, q->goal_deck_y, &pk, &perr) != NM_OK) {
         fail_check(r, 10, "%.400s", perr.msg);
         if (strstr(perr.msg, "declared deck")) r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
-        goto done;
+        return NM_OK;
     }
     r->region = pk.region;
     /* 选类 step 4 takes effect in the window build: the seed cell must hold a span of the goal
@@ -1306,7 +1310,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                    q->goal_deck_y, pk.region, q->sx, q->sy, pk.seed_h);
         r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
-        goto done;
+        return NM_OK;
     }
     /* Both decks declared: the route runs in the goal deck's region, so the start deck must be a
      * surface of that region within the snap radius of the start (the window's start anchor is
@@ -1321,7 +1325,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                    q->goal_deck_y, pk.region, NM_kDeckBand, q->start_deck_y, q->sx, q->sy);
         r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
-        goto done;
+        return NM_OK;
     }
     /* the patches are spent (选完类后立刻释放) */
     nm_bgrd_out_free(&e->patch_start);
@@ -1332,9 +1336,105 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc || nm_cell_rect_empty(&bbox)) {
         fail_check(r, 11, "region %u has no grid", pk.region);
-        rc = NM_OK;
-        goto done;
+        return NM_OK;
     }
+    ps->bz = bz;
+    ps->z = z;
+    ps->deck = deck;
+    ps->deck_snapped = deck_snapped;
+    ps->ss = ss;
+    ps->gs = gs;
+    ps->pk = pk;
+    ps->bbox = bbox;
+    *pass = true;
+    return NM_OK;
+}
+
+/* 建窗's request for one tier: the tier's rectangle, the region pick's seed, the zone's authored
+ * no-go polygons and the leg's runtime discs. The window reads its tiles in place from the
+ * engine's tile cache (decoded once for every tier and the next plans). */
+static nm_window_request tier_window_request(nm_route_engine *e, const nm_route_request *q, const plan_start *ps,
+                                             const nm_tier_choice *ch)
+{
+    const nm_route_zone_entry *z = ps->z;
+    nm_window_request wr;
+    memset(&wr, 0, sizeof wr);
+    wr.grid = &e->grid;
+    wr.bgrd_zone = (uint32_t)ps->bz;
+    wr.fields = &e->fields;
+    wr.fzone = &z->fz;
+    wr.zone_id = z->pack_zone >= 0 ? e->pack->zones[z->pack_zone].id : 0;
+    wr.zc = z->zc;
+    wr.gx0 = ch->rect.x0;
+    wr.gy0 = ch->rect.y0;
+    wr.nx = (int32_t)(ch->rect.x1 - ch->rect.x0 + 1);
+    wr.ny = (int32_t)(ch->rect.y1 - ch->rect.y0 + 1);
+    wr.region = ps->pk.region;
+    wr.seed_gx = ps->pk.seed_gx;
+    wr.seed_gy = ps->pk.seed_gy;
+    wr.seed_h = ps->pk.seed_h;
+    wr.polys = z->polys;
+    wr.npolys = z->npolys;
+    wr.discs = q->discs;
+    wr.ndiscs = q->ndiscs;
+    wr.workers = e->workers;
+    wr.reuse = &e->decode; /* decode scratch kept across the tiers of a plan */
+    e->decode.cache = &e->tiles;
+    return wr;
+}
+
+/* The window search's request for one tier (小窗结果的检查): the leg, the decks, the switches
+ * of the tier's kind and the trust limits of the window, whose sides on the region rectangle cut
+ * no route (no trust edge there). */
+static nm_search_request tier_search_request(const nm_route_request *q, const plan_start *ps, const nm_tier_choice *ch,
+                                             const nm_cell_rect *region_rect, const nm_window *w)
+{
+    /* endpoint cells of the window (trunc) */
+    int64_t si = (int64_t)((q->sx - w->win.x0) / NM_kCS), sj = (int64_t)((q->sy - w->win.y0) / NM_kCS);
+    int64_t gi = (int64_t)((q->gx - w->win.x0) / NM_kCS), gj = (int64_t)((q->gy - w->win.y0) / NM_kCS);
+    nm_search_request sq;
+    memset(&sq, 0, sizeof sq);
+    sq.sx = q->sx;
+    sq.sy = q->sy;
+    sq.gx = q->gx;
+    sq.gy = q->gy;
+    sq.h0 = ps->pk.seed_h;
+    sq.start_deck_set = q->start_deck_y > NM_kFloorYValidMin;
+    sq.start_deck = q->start_deck_y;
+    sq.goal_deck_set = ps->deck;
+    sq.goal_deck = q->goal_deck_y;
+    sq.small = ch->kind == NM_TIER_TENTATIVE;
+    sq.region_sides = nm_route_region_sides(&ch->rect, region_rect);
+    sq.limit1 = nm_route_limit1_sides(w->win.nx, w->win.ny, si, sj, gi, gj, sq.region_sides);
+    sq.limit2 = nm_route_limit2_sides(w->win.nx, w->win.ny, si, sj, gi, gj, sq.region_sides);
+    sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
+    return sq;
+}
+
+/* planLocked. */
+static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
+                       nm_error *err, bool hopping)
+{
+    double t0 = now_ms();
+    memset(r, 0, sizeof *r);
+    r->tier = -1;
+    r->hop_index = UINT32_MAX;
+    int rc = NM_OK;
+    hop hops[NM_kDropHopTries];
+    uint32_t nhops = 0;
+    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
+        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
+    plan_start ps;
+    bool go;
+    rc = plan_checks(e, q, r, &ps, &go, err);
+    if (rc) return rc;
+    if (!go) goto done;
+    const int bz = ps.bz;
+    nm_route_zone_entry *z = ps.z;
+    const bool deck = ps.deck, deck_snapped = ps.deck_snapped;
+    const nm_zone_snap_result ss = ps.ss, gs = ps.gs;
+    const nm_region_pick pk = ps.pk;
+    const nm_cell_rect bbox = ps.bbox;
     r->ms_checks = now_ms() - t0;
 
     /* ---- 窗口分档 ---- */
@@ -1360,29 +1460,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         }
         uint64_t wcells = nm_cell_rect_area(&ch.rect);
         const char *kname = nm_tier_kind_name(ch.kind);
-        nm_window_request wr;
-        memset(&wr, 0, sizeof wr);
-        wr.grid = &e->grid;
-        wr.bgrd_zone = (uint32_t)bz;
-        wr.fields = &e->fields;
-        wr.fzone = &z->fz;
-        wr.zone_id = z->pack_zone >= 0 ? e->pack->zones[z->pack_zone].id : 0;
-        wr.zc = z->zc;
-        wr.gx0 = ch.rect.x0;
-        wr.gy0 = ch.rect.y0;
-        wr.nx = (int32_t)(ch.rect.x1 - ch.rect.x0 + 1);
-        wr.ny = (int32_t)(ch.rect.y1 - ch.rect.y0 + 1);
-        wr.region = pk.region;
-        wr.seed_gx = pk.seed_gx;
-        wr.seed_gy = pk.seed_gy;
-        wr.seed_h = pk.seed_h;
-        wr.polys = z->polys;
-        wr.npolys = z->npolys;
-        wr.discs = q->discs;
-        wr.ndiscs = q->ndiscs;
-        wr.workers = e->workers;
-        wr.reuse = &e->decode; /* decoded records kept across the tiers of a plan: no fresh pages per tier */
-        e->decode.cache = &e->tiles; /* tiles decoded once for all tiers (and the next plans) */
+        nm_window_request wr = tier_window_request(e, q, &ps, &ch);
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
@@ -1411,32 +1489,13 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->win_y0 = w.win.y0;
         r->win_nx = w.win.nx;
         r->win_ny = w.win.ny;
-        /* endpoint cells of the window (trunc) */
-        int64_t si = (int64_t)((q->sx - w.win.x0) / NM_kCS), sj = (int64_t)((q->sy - w.win.y0) / NM_kCS);
-        int64_t gi = (int64_t)((q->gx - w.win.x0) / NM_kCS), gj = (int64_t)((q->gy - w.win.y0) / NM_kCS);
         los_ctx lc;
         memset(&lc, 0, sizeof lc);
         nm_sight_oracle orc;
         memset(&orc, 0, sizeof orc);
         bool have_orc = nm_sight_oracle_init(&orc, &w, &werr) == NM_OK;
         lc.view = (nm_sight_view){&w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
-        nm_search_request sq;
-        memset(&sq, 0, sizeof sq);
-        sq.sx = q->sx;
-        sq.sy = q->sy;
-        sq.gx = q->gx;
-        sq.gy = q->gy;
-        sq.h0 = pk.seed_h;
-        sq.start_deck_set = q->start_deck_y > NM_kFloorYValidMin;
-        sq.start_deck = q->start_deck_y;
-        sq.goal_deck_set = deck;
-        sq.goal_deck = q->goal_deck_y;
-        sq.small = ch.kind == NM_TIER_TENTATIVE;
-        /* sides clipped to the region rectangle cut no route: no trust edge there */
-        sq.region_sides = nm_route_region_sides(&ch.rect, &R);
-        sq.limit1 = nm_route_limit1_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
-        sq.limit2 = nm_route_limit2_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
-        sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
+        nm_search_request sq = tier_search_request(q, &ps, &ch, &R, &w);
         sq.los = los_adapter;
         sq.los_ctx = &lc;
         nm_search_result sr;
