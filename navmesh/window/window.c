@@ -243,6 +243,7 @@ typedef struct wsource {
     const nm_bnvf *fields;
     int workers;
     nm_bgrd_out *ws;
+    int64_t wgx0, wgy0;      /* the window's global cell (0, 0) */
 } wsource;
 
 static size_t view_bytes(const nm_bgrd_tile_view *v)
@@ -297,12 +298,18 @@ static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, i
 /* Views for the active tiles that have none yet (the cache had no room, or there is none). */
 static int fetch_views(wsource *s, const size_t *act, size_t na, wmem *m, nm_error *err)
 {
-    uint32_t ids[64];
-    nm_bgrd_tile_view vs[64];
+    /* a few tiles at a time (one per worker), each cut to its cells of the window at once, so the
+     * build holds whole tiles (apron and all) only while they decode */
+    size_t group = (size_t)nm_workers_for((size_t)1 << 20, s->workers);
+    if (group < 1) group = 1;
+    if (group > 8) group = 8;
+    uint32_t ids[8];
+    nm_bgrd_tile_view vs[8];
+    size_t at[8];
     size_t k = 0;
     while (k < na) {
-        size_t q = 0, at[64];
-        for (; k < na && q < 64; k++)
+        size_t q = 0;
+        for (; k < na && q < group; k++)
             if (!s->t[act[k]].v.recs && s->t[act[k]].v.n == 0) {
                 at[q] = act[k];
                 ids[q++] = s->t[act[k]].id;
@@ -315,9 +322,32 @@ static int fetch_views(wsource *s, const size_t *act, size_t na, wmem *m, nm_err
             return rc;
         }
         for (size_t i = 0; i < q; i++) {
-            s->t[at[i]].v = vs[i];
             m->now += view_bytes(&vs[i]);
             if (m->now > m->peak) m->peak = m->now;
+        }
+        for (size_t i = 0; i < q; i++) {
+            wtile *t = &s->t[at[i]];
+            nm_bgrd_tile_view *v = &vs[i];
+            const size_t full = view_bytes(v);
+            const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
+            const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
+            size_t kept = 0;
+            for (size_t r = 0; r < v->n; r++) {
+                int64_t lx = v->own_recs[r].cell % t->tnx, ly = v->own_recs[r].cell / t->tnx;
+                if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
+                v->own_recs[kept] = v->own_recs[r];
+                if (v->own_fields) v->own_fields[kept] = v->own_fields[r];
+                kept++;
+            }
+            v->n = kept;
+            void *p = nm_realloc(v->own_recs, (kept ? kept : 1) * sizeof *v->own_recs);
+            if (p) v->own_recs = (nm_grid_rec *)p;
+            if (v->own_fields && (p = nm_realloc(v->own_fields, (kept ? kept : 1) * sizeof *v->own_fields)))
+                v->own_fields = (nm_span_fields *)p;
+            v->recs = v->own_recs;
+            v->fields = v->own_fields;
+            m->now -= full - view_bytes(v);
+            t->v = *v;
         }
     }
     return NM_OK;
@@ -995,6 +1025,8 @@ int nm_window_build(const nm_window_request *req, nm_window *w, nm_error *err)
     s.fields = req->fields;
     s.workers = req->workers;
     s.ws = ws;
+    s.wgx0 = req->gx0;
+    s.wgy0 = req->gy0;
     uint32_t *ids = NULL;
     nm_bgrd_tile_view *vs = NULL;
     size_t sel_cap = 0;
