@@ -4,8 +4,10 @@
  * restores forbidden steps and facade segments, picks the seed span, lands the off-mesh links,
  * closes the reach set over them and merges walls and facades into the blocker table.
  *
- * Temporaries are released at their last use, in the order of 建窗的内存, and the peak of the
- * bytes held is recorded. Nothing here depends on the worker count. */
+ * The records are read in place from decoded tiles (the engine's tile cache, or tiles decoded
+ * a band at a time), never gathered into one table. Temporaries are released at their last use,
+ * in the order of 建窗的内存, and the peak of the bytes held is recorded. Nothing here depends on
+ * the worker count. */
 #include "window.h"
 
 #include <math.h>
