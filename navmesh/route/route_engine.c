@@ -813,21 +813,29 @@ static int pick_goal_spans(nm_route_engine *e, int bz, const nm_window *w, uint1
         if (T->records && ox1 > w->gx0 && ox0 < w->gx0 + w->win.nx && oy1 > w->gy0 && oy0 < w->gy0 + w->win.ny)
             tl[ntl++] = t;
     }
+    uint32_t last = 0; /* neighbouring tries mostly share a tile: try the last one first */
     for (size_t q = 0; q < nt; q++) {
         int64_t gx = w->gx0 + tr[q].b % (uint32_t)w->win.nx, gy = w->gy0 + tr[q].b / (uint32_t)w->win.nx;
         tr[q].tile = UINT32_MAX;
         tr[q].best = UINT32_MAX;
-        for (uint32_t u = 0; u < ntl && tr[q].tile == UINT32_MAX; u++) {
+        for (uint32_t i = 0; i < ntl && tr[q].tile == UINT32_MAX; i++) {
+            uint32_t u = i == 0 ? last : (i <= last ? i - 1 : i);
             const nm_bgrd_tile *T = &z->tiles[tl[u]];
             if (gx >= (int64_t)T->gx0 + T->px0 && gx <= (int64_t)T->gx0 + T->px1 && gy >= (int64_t)T->gy0 + T->py0 &&
                 gy <= (int64_t)T->gy0 + T->py1)
-                tr[q].tile = u;
+                tr[q].tile = last = u;
         }
     }
+    /* the tries grouped by tile, in their order inside a tile (a counting sort: starts[u]) */
+    size_t *starts = (size_t *)nm_calloc((size_t)ntl + 2, sizeof *starts);
+    if (!starts) rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+    for (size_t q = 0; q < nt && rc == NM_OK; q++)
+        if (tr[q].tile != UINT32_MAX) starts[tr[q].tile + 2]++;
+    for (uint32_t u = 0; u < ntl && rc == NM_OK; u++) starts[u + 2] += starts[u + 1];
+    for (size_t q = 0; q < nt && rc == NM_OK; q++)
+        if (tr[q].tile != UINT32_MAX) order[starts[tr[q].tile + 1]++] = q;
     for (uint32_t u = 0; u < ntl && rc == NM_OK; u++) {
-        size_t no = 0;
-        for (size_t q = 0; q < nt; q++)
-            if (tr[q].tile == u) order[no++] = q;
+        const size_t o0 = starts[u], no = starts[u + 1] - o0;
         if (!no) continue;
         const nm_bgrd_tile *T = &z->tiles[tl[u]];
         nm_bgrd_tile_view v;
@@ -836,7 +844,7 @@ static int pick_goal_spans(nm_route_engine *e, int bz, const nm_window *w, uint1
             rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)bz, &tl[u], 1, NULL, NULL, e->workers, &e->decode, &v, err);
         if (rc) break;
         for (size_t o = 0; o < no; o++) {
-            hop_try *h = &tr[order[o]];
+            hop_try *h = &tr[order[o0 + o]];
             int64_t gx = w->gx0 + h->b % (uint32_t)w->win.nx, gy = w->gy0 + h->b / (uint32_t)w->win.nx;
             int64_t lc = (gy - T->gy0) * (int64_t)T->nx + (gx - T->gx0);
             size_t lo = 0, hi = v.n;
@@ -859,6 +867,7 @@ static int pick_goal_spans(nm_route_engine *e, int bz, const nm_window *w, uint1
         }
         nm_bgrd_tile_view_free(&v);
     }
+    nm_free(starts);
     nm_free(tl);
     nm_free(order);
     return rc;
