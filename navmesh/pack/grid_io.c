@@ -752,6 +752,143 @@ static void sort_heaviest(uint32_t *order, size_t n, const uint32_t *sel, const 
     }
 }
 
+void nm_bgrd_tile_view_free(nm_bgrd_tile_view *v)
+{
+    if (!v) return;
+    nm_free(v->own_recs);
+    nm_free(v->own_fields);
+    memset(v, 0, sizeof *v);
+}
+
+typedef struct view_job {
+    const nm_bgrd *g;
+    uint32_t zone;
+    const struct nm_bnvf *fields;
+    nm_bgrd_out *ws;
+    int workers;
+    const uint32_t *tiles;
+    const size_t *todo;            /* indices into tiles / views to decode */
+    nm_grid_rec **recs;            /* per todo entry: where the records go */
+    nm_span_fields **fl;
+    nm_error errs[NM_WORKER_LIMIT];
+    size_t fail_chunk[NM_WORKER_LIMIT];
+    int fail_rc[NM_WORKER_LIMIT];
+} view_job;
+
+static int view_one(void *ctx, size_t chunk)
+{
+    view_job *j = (view_job *)ctx;
+    int w = (int)(chunk % (size_t)j->workers);
+    if (j->fail_rc[w]) return NM_OK;
+    uint32_t tile = j->tiles[j->todo[chunk]];
+    const nm_bgrd_tile *e = &j->g->zones[j->zone].tiles[tile];
+    int rc = nm_bgrd_decode_tile(j->g, j->zone, tile, &j->ws->scratch[w], j->recs[chunk], &j->errs[w]);
+    if (!rc && j->fields)
+        rc = nm_bnvf_merge_tile(j->fields, j->zone, tile, j->recs[chunk], e->records, j->ws->scratch[w].fspn,
+                                j->fl[chunk], &j->errs[w]);
+    if (rc) {
+        j->fail_rc[w] = rc;
+        j->fail_chunk[w] = chunk;
+    }
+    return rc;
+}
+
+int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, size_t n,
+                       const struct nm_bnvf *fields, nm_bgrd_cache *cache, int workers,
+                       nm_bgrd_out *ws, nm_bgrd_tile_view *views, nm_error *err)
+{
+    memset(views, 0, n * sizeof *views);
+    if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "BGRD: no zone %u", zone);
+    const nm_bgrd_zone *z = &g->zones[zone];
+    if (fields && (zone >= fields->bgrd_zone_count || fields->zone_of_bgrd[zone] < 0))
+        return nm_fail(err, NM_ERR_ARG, "BNVF: no fields for zone '%s'", z->name);
+    for (size_t k = 0; k < n; k++)
+        if (tiles[k] >= z->tile_count) return nm_fail(err, NM_ERR_ARG, "BGRD: zone '%s': no tile %u", z->name, tiles[k]);
+    nm_bgrd_cache_tile *slots = NULL;
+    if (cache) {
+        cache_prepare(cache, g, zone, tiles, n, fields != NULL);
+        if (zone < cache->nzones) slots = cache->zone_tiles[zone];
+    }
+    size_t *todo = (size_t *)nm_malloc((n ? n : 1) * sizeof *todo);
+    nm_grid_rec **rp = (nm_grid_rec **)nm_malloc((n ? n : 1) * sizeof *rp);
+    nm_span_fields **fp = (nm_span_fields **)nm_malloc((n ? n : 1) * sizeof *fp);
+    int rc = todo && rp && fp ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+    size_t nt = 0, total = 0;
+    for (size_t k = 0; k < n && rc == NM_OK; k++) {
+        const nm_bgrd_tile *e = &z->tiles[tiles[k]];
+        nm_bgrd_tile_view *v = &views[k];
+        v->n = e->records;
+        if (e->records == 0) continue;
+        nm_bgrd_cache_tile *ct = slots ? &slots[tiles[k]] : NULL;
+        if (ct && ct->recs && !ct->fill && (ct->fields || !fields)) { /* a hit */
+            v->recs = ct->recs;
+            v->fields = fields ? ct->fields : NULL;
+            continue;
+        }
+        if (ct && ct->fill == 1) { /* decoded straight into the cache slot */
+            rp[nt] = ct->recs;
+            fp[nt] = ct->fields;
+        } else if (cache) {
+            continue; /* no room: recs stays NULL */
+        } else {
+            v->own_recs = (nm_grid_rec *)nm_malloc(e->records * sizeof *v->own_recs);
+            v->own_fields = fields ? (nm_span_fields *)nm_malloc(e->records * sizeof *v->own_fields) : NULL;
+            if (!v->own_recs || (fields && !v->own_fields)) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory for %u records", e->records);
+                break;
+            }
+            rp[nt] = v->own_recs;
+            fp[nt] = v->own_fields;
+        }
+        todo[nt++] = k;
+        total += e->records;
+    }
+    if (rc == NM_OK && nt) {
+        view_job j;
+        memset(&j, 0, sizeof j);
+        j.g = g;
+        j.zone = zone;
+        j.fields = fields;
+        j.ws = ws;
+        j.tiles = tiles;
+        j.todo = todo;
+        j.recs = rp;
+        j.fl = fp;
+        int w = workers > 0 ? workers : nm_workers_for(total, 0);
+        if (w > NM_WORKER_LIMIT) w = NM_WORKER_LIMIT;
+        if ((size_t)w > nt) w = (int)nt;
+        if (w < 1) w = 1;
+        j.workers = w;
+        int prc = nm_parallel_chunks(nt, w, view_one, &j);
+        int best = -1; /* the first failing chunk (chunk order is fixed) decides the message */
+        for (int i = 0; i < w; i++)
+            if (j.fail_rc[i] && (best < 0 || j.fail_chunk[i] < j.fail_chunk[best])) best = i;
+        if (best >= 0) {
+            if (err) *err = j.errs[best];
+            rc = j.fail_rc[best];
+        } else if (prc) {
+            rc = nm_fail(err, prc, "BGRD: zone '%s': tile decode could not run", z->name);
+        }
+        for (size_t q = 0; q < nt && rc == NM_OK; q++) {
+            nm_bgrd_tile_view *v = &views[todo[q]];
+            v->recs = rp[q];
+            v->fields = fp[q];
+        }
+    }
+    if (slots) /* filled slots are good now; a failed decode leaves no valid records: drop them */
+        for (size_t k = 0; k < n; k++) {
+            nm_bgrd_cache_tile *t = &slots[tiles[k]];
+            if (t->fill == 1 && rc) cache_drop(cache, t, &z->tiles[tiles[k]]);
+            t->fill = 0;
+        }
+    if (rc)
+        for (size_t k = 0; k < n; k++) nm_bgrd_tile_view_free(&views[k]);
+    nm_free(todo);
+    nm_free(rp);
+    nm_free(fp);
+    return rc;
+}
+
 int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy0, int32_t gx1,
                         int32_t gy1, const struct nm_bnvf *fields, int workers, nm_bgrd_out *out,
                         nm_error *err)

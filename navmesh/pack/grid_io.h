@@ -225,6 +225,28 @@ typedef struct nm_bgrd_out {
 } nm_bgrd_out;
 void nm_bgrd_out_free(nm_bgrd_out *o);
 
+/* One whole decoded tile as a reader walks it in place (建窗 reads the window's records this way
+ * instead of copying them into one table): tile-local cells ascending, apron included, fields
+ * merged when asked. */
+typedef struct nm_bgrd_tile_view {
+    const nm_grid_rec *recs;       /* NULL: not available (the cache had no room) */
+    const nm_span_fields *fields;  /* NULL when viewed without fields */
+    size_t n;                      /* the tile's record count */
+    nm_grid_rec *own_recs;         /* decoded for the caller, not cached: nm_bgrd_tile_view_free */
+    nm_span_fields *own_fields;
+} nm_bgrd_tile_view;
+void nm_bgrd_tile_view_free(nm_bgrd_tile_view *v);
+
+/* Views of tiles[0 .. n) of zone `zone` (tiles with 0 records give n = 0, recs = NULL). With a
+ * cache: hits point into it and misses are decoded into it (evicting least recently used tiles
+ * outside this call's); a tile it has no room for gets recs = NULL. Without a cache: every tile
+ * is decoded into the view's own buffers. Pointers into the cache stay valid until the next
+ * call through it. Decodes on up to `workers` threads with ws's scratch; the bytes do not depend
+ * on it. Errors (NM_ERR_CORRUPT naming zone and tile, NM_ERR_NOMEM) leave every view empty. */
+int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, size_t n,
+                       const struct nm_bnvf *fields, nm_bgrd_cache *cache, int workers,
+                       nm_bgrd_out *ws, nm_bgrd_tile_view *views, nm_error *err);
+
 /* Decodes every tile of zone `zone` whose own rectangle meets [gx0, gx1) x [gy0, gy1) (global
  * cells; [Limits: gx0 < gx1, gy0 < gy1, (gx1-gx0)*(gy1-gy0) <= INT32_MAX]) into out, dropping
  * apron records and records outside the rectangle (建窗 / 解码瓦片). Tiles are decoded on up to

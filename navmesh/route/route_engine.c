@@ -781,11 +781,103 @@ static int cmp_hop(const void *a, const void *b)
     return x->tx < y->tx ? -1 : x->tx > y->tx;
 }
 
+/* A take-off to judge: span k steps in direction d to cell b, which holds a span of another
+ * region more than kClimb lower; best: the highest such span of the goal region. */
+typedef struct hop_try {
+    uint32_t k, b, best;
+    uint32_t tile;   /* index into the window's tile list (UINT32_MAX: no tile owns b) */
+    uint8_t d;
+} hop_try;
+
+/* The regions of other regions' spans are not kept in the window: read them from the tiles (the
+ * engine's cache), one tile at a time, and pick each try's best span. A cell's spans are its
+ * records in stored order that enter the span table (nm_window_record_is_span). */
+static int pick_goal_spans(nm_route_engine *e, int bz, const nm_window *w, uint16_t zone_id, uint32_t goal_region,
+                           hop_try *tr, size_t nt, nm_error *err)
+{
+    const nm_bgrd_zone *z = &e->grid.zones[bz];
+    uint32_t *tl = NULL, ntl = 0; /* tiles owning cells of the window */
+    size_t *order = NULL;
+    int rc = NM_OK;
+    tl = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *tl);
+    order = (size_t *)nm_malloc((nt ? nt : 1) * sizeof *order);
+    if (!tl || !order) {
+        nm_free(tl);
+        nm_free(order);
+        return nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+    }
+    for (uint32_t t = 0; t < z->tile_count; t++) {
+        const nm_bgrd_tile *T = &z->tiles[t];
+        int64_t ox0 = (int64_t)T->gx0 + T->px0, ox1 = (int64_t)T->gx0 + T->px1 + 1;
+        int64_t oy0 = (int64_t)T->gy0 + T->py0, oy1 = (int64_t)T->gy0 + T->py1 + 1;
+        if (T->records && ox1 > w->gx0 && ox0 < w->gx0 + w->win.nx && oy1 > w->gy0 && oy0 < w->gy0 + w->win.ny)
+            tl[ntl++] = t;
+    }
+    uint32_t last = 0; /* neighbouring tries mostly share a tile: try the last one first */
+    for (size_t q = 0; q < nt; q++) {
+        int64_t gx = w->gx0 + tr[q].b % (uint32_t)w->win.nx, gy = w->gy0 + tr[q].b / (uint32_t)w->win.nx;
+        tr[q].tile = UINT32_MAX;
+        tr[q].best = UINT32_MAX;
+        for (uint32_t i = 0; i < ntl && tr[q].tile == UINT32_MAX; i++) {
+            uint32_t u = i == 0 ? last : (i <= last ? i - 1 : i);
+            const nm_bgrd_tile *T = &z->tiles[tl[u]];
+            if (gx >= (int64_t)T->gx0 + T->px0 && gx <= (int64_t)T->gx0 + T->px1 && gy >= (int64_t)T->gy0 + T->py0 &&
+                gy <= (int64_t)T->gy0 + T->py1)
+                tr[q].tile = last = u;
+        }
+    }
+    /* the tries grouped by tile, in their order inside a tile (a counting sort: starts[u]) */
+    size_t *starts = (size_t *)nm_calloc((size_t)ntl + 2, sizeof *starts);
+    if (!starts) rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+    for (size_t q = 0; q < nt && rc == NM_OK; q++)
+        if (tr[q].tile != UINT32_MAX) starts[tr[q].tile + 2]++;
+    for (uint32_t u = 0; u < ntl && rc == NM_OK; u++) starts[u + 2] += starts[u + 1];
+    for (size_t q = 0; q < nt && rc == NM_OK; q++)
+        if (tr[q].tile != UINT32_MAX) order[starts[tr[q].tile + 1]++] = q;
+    for (uint32_t u = 0; u < ntl && rc == NM_OK; u++) {
+        const size_t o0 = starts[u], no = starts[u + 1] - o0;
+        if (!no) continue;
+        const nm_bgrd_tile *T = &z->tiles[tl[u]];
+        nm_bgrd_tile_view v;
+        rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)bz, &tl[u], 1, NULL, &e->tiles, e->workers, &e->decode, &v, err);
+        if (rc == NM_OK && !v.recs) /* the cache had no room: a buffer of its own */
+            rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)bz, &tl[u], 1, NULL, NULL, e->workers, &e->decode, &v, err);
+        if (rc) break;
+        for (size_t o = 0; o < no; o++) {
+            hop_try *h = &tr[order[o0 + o]];
+            int64_t gx = w->gx0 + h->b % (uint32_t)w->win.nx, gy = w->gy0 + h->b / (uint32_t)w->win.nx;
+            int64_t lc = (gy - T->gy0) * (int64_t)T->nx + (gx - T->gx0);
+            size_t lo = 0, hi = v.n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if ((int64_t)v.recs[mid].cell < lc) lo = mid + 1;
+                else hi = mid;
+            }
+            uint32_t first, n = nm_span_cell_spans(&w->spans, h->b, &first), m = first;
+            double hk = w->spans.sp_h[h->k];
+            for (size_t r = lo; r < v.n && v.recs[r].cell == lc && m < first + n; r++) {
+                const nm_grid_rec *rr = &v.recs[r];
+                if (!nm_window_record_is_span(&e->fields, zone_id, w->region, rr, gx, gy)) continue;
+                if (!(w->sp_bits[m] & NM_SP_VIS3) && rr->rid == goal_region &&
+                    (double)w->spans.sp_h[m] < hk - NM_kClimb &&
+                    (h->best == UINT32_MAX || w->spans.sp_h[m] > w->spans.sp_h[h->best]))
+                    h->best = m;
+                m++;
+            }
+        }
+        nm_bgrd_tile_view_free(&v);
+    }
+    nm_free(starts);
+    nm_free(tl);
+    nm_free(order);
+    return rc;
+}
+
 /* 找起跳点 steps 2-5 on the last window: reachable core spans whose orthogonal neighbour holds a
  * span of another region more than kClimb lower, the step not forbidden; landing spans checked
  * against the goal region's walkable surfaces (decoded with the sidecar), RiseOk with the fall
  * gate; sorted by the distance sum, one per landing component, at most kDropHopTries. */
-static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t goal_region,
+static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint16_t zone_id, uint32_t goal_region,
                         const nm_route_request *q, hop *out, uint32_t *nout, nm_error *err)
 {
     *nout = 0;
@@ -793,6 +885,8 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
     const int32_t nx = w->win.nx, ny = w->win.ny;
     hop *cand = NULL;
     size_t nc = 0, cap = 0;
+    hop_try *tr = NULL;
+    size_t nt = 0, tcap = 0;
     int rc = NM_OK;
     for (uint32_t k = 0; k < w->spans.nspans && rc == NM_OK; k++) {
         if ((w->sp_bits[k] & (NM_SP_VIS3 | NM_SP_REACH)) != (NM_SP_VIS3 | NM_SP_REACH)) continue;
@@ -808,37 +902,55 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint32_t
             bool forbid = d == 0 ? (w->stepbits[c] & 0x01) : d == 1 ? (w->stepbits[b] & 0x02)
                         : d == 2 ? (w->stepbits[c] & 0x04) : (w->stepbits[b] & 0x08);
             if (forbid) continue;
-            uint32_t first, n = nm_span_cell_spans(&w->spans, b, &first), best = UINT32_MAX;
-            for (uint32_t m = first; m < first + n; m++)
-                if (!(w->sp_bits[m] & NM_SP_VIS3) && w->sp_rid[m] == goal_region &&
-                    (double)w->spans.sp_h[m] < hk - NM_kClimb &&
-                    (best == UINT32_MAX || w->spans.sp_h[m] > w->spans.sp_h[best]))
-                    best = m;
-            if (best == UINT32_MAX) continue;
-            double hb = w->spans.sp_h[best];
-            if (!nm_grid_rise_ok(&w->spans, &w->gate, i, j, dx4[d], dy4[d], hk, hb)) continue;
-            if (nc == cap) {
-                size_t ncap = cap ? 2 * cap : 32;
-                hop *nh = (hop *)nm_realloc(cand, ncap * sizeof *nh);
+            uint32_t first, n = nm_span_cell_spans(&w->spans, b, &first);
+            bool lower = false;
+            for (uint32_t m = first; m < first + n && !lower; m++)
+                lower = !(w->sp_bits[m] & NM_SP_VIS3) && (double)w->spans.sp_h[m] < hk - NM_kClimb;
+            if (!lower) continue;
+            if (nt == tcap) {
+                size_t ncap = tcap ? 2 * tcap : 64;
+                hop_try *nh = (hop_try *)nm_realloc(tr, ncap * sizeof *nh);
                 if (!nh) {
                     rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
                     break;
                 }
-                cand = nh;
-                cap = ncap;
+                tr = nh;
+                tcap = ncap;
             }
-            hop h;
-            h.tx = w->win.x0 + (i + 0.5) * NM_kCS;
-            h.ty = w->win.y0 + (j + 0.5) * NM_kCS;
-            h.th = hk;
-            h.lx = w->win.x0 + (bi + 0.5) * NM_kCS;
-            h.ly = w->win.y0 + (bj + 0.5) * NM_kCS;
-            h.lh = hb;
-            h.score = hypot(h.tx - q->sx, h.ty - q->sy) + hypot(h.lx - q->gx, h.ly - q->gy);
-            h.comp = 0;
-            cand[nc++] = h;
+            tr[nt++] = (hop_try){k, b, UINT32_MAX, UINT32_MAX, (uint8_t)d};
         }
     }
+    if (rc == NM_OK && nt) rc = pick_goal_spans(e, bz, w, zone_id, goal_region, tr, nt, err);
+    for (size_t t = 0; t < nt && rc == NM_OK; t++) {
+        if (tr[t].best == UINT32_MAX) continue;
+        uint32_t k = tr[t].k, c = w->spans.sp_cell[k], b = tr[t].b, best = tr[t].best;
+        int d = tr[t].d;
+        int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
+        int32_t bi = (int32_t)(b % (uint32_t)nx), bj = (int32_t)(b / (uint32_t)nx);
+        double hk = w->spans.sp_h[k], hb = w->spans.sp_h[best];
+        if (!nm_grid_rise_ok(&w->spans, &w->gate, i, j, dx4[d], dy4[d], hk, hb)) continue;
+        if (nc == cap) {
+            size_t ncap = cap ? 2 * cap : 32;
+            hop *nh = (hop *)nm_realloc(cand, ncap * sizeof *nh);
+            if (!nh) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "ledge drop: out of memory");
+                break;
+            }
+            cand = nh;
+            cap = ncap;
+        }
+        hop h;
+        h.tx = w->win.x0 + (i + 0.5) * NM_kCS;
+        h.ty = w->win.y0 + (j + 0.5) * NM_kCS;
+        h.th = hk;
+        h.lx = w->win.x0 + (bi + 0.5) * NM_kCS;
+        h.ly = w->win.y0 + (bj + 0.5) * NM_kCS;
+        h.lh = hb;
+        h.score = hypot(h.tx - q->sx, h.ty - q->sy) + hypot(h.lx - q->gx, h.ly - q->gy);
+        h.comp = 0;
+        cand[nc++] = h;
+    }
+    nm_free(tr);
     if (rc == NM_OK && nc > 0) {
         /* landing surfaces of the goal region (Walk, no Ghost / Fill) and their components */
         int64_t lx = INT64_MAX, ly = INT64_MAX, hx = INT64_MIN, hy = INT64_MIN;
@@ -1068,45 +1180,51 @@ int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result
     return rc;
 }
 
-/* planLocked. */
-static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
-                       nm_error *err, bool hopping)
+/* What the checks before the window hand to the tiers. */
+typedef struct plan_start {
+    int bz;                      /* grid zone */
+    nm_route_zone_entry *z;
+    bool deck;                   /* a goal deck is declared */
+    bool deck_snapped;           /* 起点所在的面 step 2 gave the start */
+    nm_zone_snap_result ss, gs;  /* the snapped start and goal */
+    nm_region_pick pk;
+    nm_cell_rect bbox;           /* the region's bounding box */
+} plan_start;
+
+/* 前置检查与选类: checks 1-11 in the article's order, the region pick and the region's bounding
+ * box. NM_OK with *pass = false when a check ended the leg (r says which); an error code only for
+ * out of memory. */
+static int plan_checks(nm_route_engine *e, const nm_route_request *q, nm_route_result *r, plan_start *ps,
+                       bool *pass, nm_error *err)
 {
-    double t0 = now_ms();
-    memset(r, 0, sizeof *r);
-    r->tier = -1;
-    r->hop_index = UINT32_MAX;
-    int rc = NM_OK;
-    hop hops[NM_kDropHopTries];
-    uint32_t nhops = 0;
-    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
-        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
+    int rc;
+    *pass = false;
     /* 1. engine usable */
     if (e->status) {
         fail_check(r, 1, "%.400s", e->err.msg);
-        goto done;
+        return NM_OK;
     }
     /* 2. the zone has a grid */
     int bz = nm_bgrd_find_zone(&e->grid, q->zone);
     if (bz < 0) {
         fail_check(r, 2, "zone '%s' has no pre-baked grid", q->zone);
-        goto done;
+        return NM_OK;
     }
     nm_route_zone_entry *z = zone_entry(e, q->zone, bz);
     if (!z) return nm_fail(err, NM_ERR_NOMEM, "plan: out of memory");
     /* 3. ZoneClean */
     if (z->zc_rc) {
         fail_check(r, 3, "%.400s", z->zc_err.msg);
-        goto done;
+        return NM_OK;
     }
     /* 4. the sidecar has the zone */
     if (z->fz_rc) {
         fail_check(r, 4, "the fields sidecar cannot read zone '%.64s': %.400s", q->zone, z->fz_err.msg);
-        goto done;
+        return NM_OK;
     }
     if (z->polys_rc) {
         fail_check(r, 1, "%.400s", z->polys_err.msg);
-        goto done;
+        return NM_OK;
     }
     bool deck = q->goal_deck_y > NM_kFloorYValidMin;
     bool early = false;
@@ -1143,11 +1261,11 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (src != NM_OK) src = nm_zone_snap(z->zc, q->sx, q->sy, &so, &ss, &serr);
     if (src != NM_OK) {
         fail_check(r, 5, "the start (%.2f, %.2f) is too far from the mesh (no triangle within 16 px)", q->sx, q->sy);
-        goto done;
+        return NM_OK;
     }
     if (nm_zone_snap(z->zc, q->gx, q->gy, &go, &gs, &serr) != NM_OK) {
         fail_check(r, 6, "the goal (%.2f, %.2f) is too far from the mesh (no triangle within 16 px)", q->gx, q->gy);
-        goto done;
+        return NM_OK;
     }
     double h0 = ss.h;
     /* 7. authored no-go on the raw points, heights of the snapped triangles */
@@ -1158,7 +1276,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->no_go = true;
         fail_check(r, 7, "the %s is inside an authored no-go zone (%.200s)", hs >= 0 ? "start" : "goal",
                    p->id ? p->id : "-");
-        goto done;
+        return NM_OK;
     }
     /* 8. both ends within 8 px of a core cell on the whole zone */
     double dcs, dcg;
@@ -1166,13 +1284,12 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc) {
         fail_check(r, 9, "grid decode failed: %.400s", perr.msg);
-        rc = NM_OK;
-        goto done;
+        return NM_OK;
     }
     if (dcs > NM_kSnapRadius || dcg > NM_kSnapRadius) {
         fail_check(r, 8, "the ends do not reach the walkable layer (start %.2f px / goal %.2f px from the nearest core cell, limit 8)",
                    dcs, dcg);
-        goto done;
+        return NM_OK;
     }
     /* 9. the two small patches (again when the early decode failed) */
     if (!early) {
@@ -1180,8 +1297,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         if (rc == NM_OK && deck) rc = decode_patch(e, bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &perr);
         if (rc) {
             fail_check(r, 9, "grid decode failed: %.400s", perr.msg);
-            rc = NM_OK;
-            goto done;
+            return NM_OK;
         }
     }
     /* 10. region pick */
@@ -1190,7 +1306,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                        deck, q->goal_deck_y, &pk, &perr) != NM_OK) {
         fail_check(r, 10, "%.400s", perr.msg);
         if (strstr(perr.msg, "declared deck")) r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
-        goto done;
+        return NM_OK;
     }
     r->region = pk.region;
     /* 选类 step 4 takes effect in the window build: the seed cell must hold a span of the goal
@@ -1203,7 +1319,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                    q->goal_deck_y, pk.region, q->sx, q->sy, pk.seed_h);
         r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
-        goto done;
+        return NM_OK;
     }
     /* Both decks declared: the route runs in the goal deck's region, so the start deck must be a
      * surface of that region within the snap radius of the start (the window's start anchor is
@@ -1218,7 +1334,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                    q->goal_deck_y, pk.region, NM_kDeckBand, q->start_deck_y, q->sx, q->sy);
         r->code = NM_ROUTE_TARGET_DECK_UNREACHABLE;
         list_cell_heights(r, &e->patch_goal, gcell(q->gx), gcell(q->gy));
-        goto done;
+        return NM_OK;
     }
     /* the patches are spent (选完类后立刻释放) */
     nm_bgrd_out_free(&e->patch_start);
@@ -1229,9 +1345,105 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     if (rc == NM_ERR_NOMEM) return nm_fail(err, rc, "%s", perr.msg);
     if (rc || nm_cell_rect_empty(&bbox)) {
         fail_check(r, 11, "region %u has no grid", pk.region);
-        rc = NM_OK;
-        goto done;
+        return NM_OK;
     }
+    ps->bz = bz;
+    ps->z = z;
+    ps->deck = deck;
+    ps->deck_snapped = deck_snapped;
+    ps->ss = ss;
+    ps->gs = gs;
+    ps->pk = pk;
+    ps->bbox = bbox;
+    *pass = true;
+    return NM_OK;
+}
+
+/* 建窗's request for one tier: the tier's rectangle, the region pick's seed, the zone's authored
+ * no-go polygons and the leg's runtime discs. The window reads its tiles in place from the
+ * engine's tile cache (decoded once for every tier and the next plans). */
+static nm_window_request tier_window_request(nm_route_engine *e, const nm_route_request *q, const plan_start *ps,
+                                             const nm_tier_choice *ch)
+{
+    const nm_route_zone_entry *z = ps->z;
+    nm_window_request wr;
+    memset(&wr, 0, sizeof wr);
+    wr.grid = &e->grid;
+    wr.bgrd_zone = (uint32_t)ps->bz;
+    wr.fields = &e->fields;
+    wr.fzone = &z->fz;
+    wr.zone_id = z->pack_zone >= 0 ? e->pack->zones[z->pack_zone].id : 0;
+    wr.zc = z->zc;
+    wr.gx0 = ch->rect.x0;
+    wr.gy0 = ch->rect.y0;
+    wr.nx = (int32_t)(ch->rect.x1 - ch->rect.x0 + 1);
+    wr.ny = (int32_t)(ch->rect.y1 - ch->rect.y0 + 1);
+    wr.region = ps->pk.region;
+    wr.seed_gx = ps->pk.seed_gx;
+    wr.seed_gy = ps->pk.seed_gy;
+    wr.seed_h = ps->pk.seed_h;
+    wr.polys = z->polys;
+    wr.npolys = z->npolys;
+    wr.discs = q->discs;
+    wr.ndiscs = q->ndiscs;
+    wr.workers = e->workers;
+    wr.reuse = &e->decode; /* decode scratch kept across the tiers of a plan */
+    e->decode.cache = &e->tiles;
+    return wr;
+}
+
+/* The window search's request for one tier (小窗结果的检查): the leg, the decks, the switches
+ * of the tier's kind and the trust limits of the window, whose sides on the region rectangle cut
+ * no route (no trust edge there). */
+static nm_search_request tier_search_request(const nm_route_request *q, const plan_start *ps, const nm_tier_choice *ch,
+                                             const nm_cell_rect *region_rect, const nm_window *w)
+{
+    /* endpoint cells of the window (trunc) */
+    int64_t si = (int64_t)((q->sx - w->win.x0) / NM_kCS), sj = (int64_t)((q->sy - w->win.y0) / NM_kCS);
+    int64_t gi = (int64_t)((q->gx - w->win.x0) / NM_kCS), gj = (int64_t)((q->gy - w->win.y0) / NM_kCS);
+    nm_search_request sq;
+    memset(&sq, 0, sizeof sq);
+    sq.sx = q->sx;
+    sq.sy = q->sy;
+    sq.gx = q->gx;
+    sq.gy = q->gy;
+    sq.h0 = ps->pk.seed_h;
+    sq.start_deck_set = q->start_deck_y > NM_kFloorYValidMin;
+    sq.start_deck = q->start_deck_y;
+    sq.goal_deck_set = ps->deck;
+    sq.goal_deck = q->goal_deck_y;
+    sq.small = ch->kind == NM_TIER_TENTATIVE;
+    sq.region_sides = nm_route_region_sides(&ch->rect, region_rect);
+    sq.limit1 = nm_route_limit1_sides(w->win.nx, w->win.ny, si, sj, gi, gj, sq.region_sides);
+    sq.limit2 = nm_route_limit2_sides(w->win.nx, w->win.ny, si, sj, gi, gj, sq.region_sides);
+    sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
+    return sq;
+}
+
+/* planLocked. */
+static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
+                       nm_error *err, bool hopping)
+{
+    double t0 = now_ms();
+    memset(r, 0, sizeof *r);
+    r->tier = -1;
+    r->hop_index = UINT32_MAX;
+    int rc = NM_OK;
+    hop hops[NM_kDropHopTries];
+    uint32_t nhops = 0;
+    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
+        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
+    plan_start ps;
+    bool go;
+    rc = plan_checks(e, q, r, &ps, &go, err);
+    if (rc) return rc;
+    if (!go) goto done;
+    const int bz = ps.bz;
+    nm_route_zone_entry *z = ps.z;
+    const bool deck = ps.deck, deck_snapped = ps.deck_snapped;
+    const nm_zone_snap_result ss = ps.ss, gs = ps.gs;
+    const nm_region_pick pk = ps.pk;
+    const nm_cell_rect bbox = ps.bbox;
     r->ms_checks = now_ms() - t0;
 
     /* ---- 窗口分档 ---- */
@@ -1257,29 +1469,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         }
         uint64_t wcells = nm_cell_rect_area(&ch.rect);
         const char *kname = nm_tier_kind_name(ch.kind);
-        nm_window_request wr;
-        memset(&wr, 0, sizeof wr);
-        wr.grid = &e->grid;
-        wr.bgrd_zone = (uint32_t)bz;
-        wr.fields = &e->fields;
-        wr.fzone = &z->fz;
-        wr.zone_id = z->pack_zone >= 0 ? e->pack->zones[z->pack_zone].id : 0;
-        wr.zc = z->zc;
-        wr.gx0 = ch.rect.x0;
-        wr.gy0 = ch.rect.y0;
-        wr.nx = (int32_t)(ch.rect.x1 - ch.rect.x0 + 1);
-        wr.ny = (int32_t)(ch.rect.y1 - ch.rect.y0 + 1);
-        wr.region = pk.region;
-        wr.seed_gx = pk.seed_gx;
-        wr.seed_gy = pk.seed_gy;
-        wr.seed_h = pk.seed_h;
-        wr.polys = z->polys;
-        wr.npolys = z->npolys;
-        wr.discs = q->discs;
-        wr.ndiscs = q->ndiscs;
-        wr.workers = e->workers;
-        wr.reuse = &e->decode; /* decoded records kept across the tiers of a plan: no fresh pages per tier */
-        e->decode.cache = &e->tiles; /* tiles decoded once for all tiers (and the next plans) */
+        nm_window_request wr = tier_window_request(e, q, &ps, &ch);
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
@@ -1308,32 +1498,13 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->win_y0 = w.win.y0;
         r->win_nx = w.win.nx;
         r->win_ny = w.win.ny;
-        /* endpoint cells of the window (trunc) */
-        int64_t si = (int64_t)((q->sx - w.win.x0) / NM_kCS), sj = (int64_t)((q->sy - w.win.y0) / NM_kCS);
-        int64_t gi = (int64_t)((q->gx - w.win.x0) / NM_kCS), gj = (int64_t)((q->gy - w.win.y0) / NM_kCS);
         los_ctx lc;
         memset(&lc, 0, sizeof lc);
         nm_sight_oracle orc;
         memset(&orc, 0, sizeof orc);
         bool have_orc = nm_sight_oracle_init(&orc, &w, &werr) == NM_OK;
         lc.view = (nm_sight_view){&w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
-        nm_search_request sq;
-        memset(&sq, 0, sizeof sq);
-        sq.sx = q->sx;
-        sq.sy = q->sy;
-        sq.gx = q->gx;
-        sq.gy = q->gy;
-        sq.h0 = pk.seed_h;
-        sq.start_deck_set = q->start_deck_y > NM_kFloorYValidMin;
-        sq.start_deck = q->start_deck_y;
-        sq.goal_deck_set = deck;
-        sq.goal_deck = q->goal_deck_y;
-        sq.small = ch.kind == NM_TIER_TENTATIVE;
-        /* sides clipped to the region rectangle cut no route: no trust edge there */
-        sq.region_sides = nm_route_region_sides(&ch.rect, &R);
-        sq.limit1 = nm_route_limit1_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
-        sq.limit2 = nm_route_limit2_sides(w.win.nx, w.win.ny, si, sj, gi, gj, sq.region_sides);
-        sq.give_up = 0; /* the search applies limit2 - (ds + dg)/kCS + 1 itself */
+        nm_search_request sq = tier_search_request(q, &ps, &ch, &R, &w);
         sq.los = los_adapter;
         sq.los_ctx = &lc;
         nm_search_result sr;
@@ -1411,7 +1582,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 int hrc = decode_patch(e, bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &herr);
                 if (hrc == NM_OK && nm_pick_start_rec(&e->patch_goal, gcell(q->gx), gcell(q->gy), gs.h, &gr) &&
                     gr.rid != pk.region)
-                    hrc = collect_hops(e, bz, &w, gr.rid, q, hops, &nhops, &herr);
+                    hrc = collect_hops(e, bz, &w, wr.zone_id, gr.rid, q, hops, &nhops, &herr);
                 nm_bgrd_out_free(&e->patch_goal);
                 if (hrc == NM_ERR_NOMEM) {
                     nm_search_result_free(&sr);

@@ -4,8 +4,10 @@
  * restores forbidden steps and facade segments, picks the seed span, lands the off-mesh links,
  * closes the reach set over them and merges walls and facades into the blocker table.
  *
- * Temporaries are released at their last use, in the order of 建窗的内存, and the peak of the
- * bytes held is recorded. Nothing here depends on the worker count. */
+ * The records are read in place from decoded tiles (the engine's tile cache, or tiles decoded
+ * a band at a time), never gathered into one table. Temporaries are released at their last use,
+ * in the order of 建窗的内存, and the peak of the bytes held is recorded. Nothing here depends on
+ * the worker count. */
 #include "window.h"
 
 #include <math.h>
@@ -54,11 +56,9 @@ void nm_window_free(nm_window *w)
     nm_free(w->dist);
     nm_free(w->medial);
     nm_free(w->stepbits);
-    nm_free(w->step_edges);
     nm_span_table_free(&w->spans);
     nm_free(w->sp_bits);
     nm_free(w->sp_scc);
-    nm_free(w->sp_rid);
     nm_free(w->links);
     nm_free(w->segs);
     memset(w, 0, sizeof *w);
@@ -98,19 +98,26 @@ bool nm_nogo_poly_contains(const nm_nogo_poly *p, double x, double y)
 /* Effective record after FOPN (解码瓦片 step 6): only non-Core records are looked up; a hit ORs
  * its flags in and keeps the larger of the two clearances. Runs after the sealed clearance was
  * written back, so an opened cell is not pushed back to 0. */
-static void open_record(const nm_window_request *req, const nm_grid_rec *r,
-                        const nm_span_fields *f, int64_t gx, int64_t gy, uint8_t *flags,
-                        uint16_t *clr)
+static void open_flags(const nm_bnvf *fields, uint16_t zone_id, const nm_grid_rec *r,
+                       const nm_span_fields *f, int64_t gx, int64_t gy, uint8_t *flags, uint16_t *clr)
 {
     *flags = r->flags;
-    *clr = f->clr2;
-    if ((r->flags & NM_GRID_CORE) || !req->fields || req->fields->open_count == 0) return;
-    const nm_bnvf_open *o = nm_bnvf_find_open(req->fields, req->zone_id, (int32_t)gx,
-                                              (int32_t)gy, r->h);
+    *clr = f ? f->clr2 : r->clr;
+    if ((r->flags & NM_GRID_CORE) || !fields || fields->open_count == 0) return;
+    const nm_bnvf_open *o = nm_bnvf_find_open(fields, zone_id, (int32_t)gx, (int32_t)gy, r->h);
     if (o) {
         *flags = (uint8_t)(*flags | o->flags);
         if (o->clr > *clr) *clr = o->clr;
     }
+}
+
+bool nm_window_record_is_span(const nm_bnvf *fields, uint16_t zone_id, uint32_t region,
+                              const nm_grid_rec *r, int64_t gx, int64_t gy)
+{
+    uint8_t flags;
+    uint16_t clr;
+    open_flags(fields, zone_id, r, NULL, gx, gy, &flags, &clr);
+    return !(flags & NM_GRID_FILL) && (r->rid == region || !(flags & NM_GRID_GHOST));
 }
 
 typedef struct wall_src {
@@ -160,11 +167,27 @@ static int cmp_wall(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The spans of window cell c before the span index exists: the span vector is sorted by cell,
+ * so a binary search finds the cell's first span. Returns the count. */
+static uint32_t cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
+{
+    uint32_t lo = 0, hi = t->nspans;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->sp_cell[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    *first = lo;
+    uint32_t k = lo;
+    while (k < t->nspans && t->sp_cell[k] == c) k++;
+    return k - lo;
+}
+
 /* Landing span of an off-mesh link end: the region's span of the cell nearest in height to h
  * within kMcHBand (lower index on ties); UINT32_MAX when none. */
 static uint32_t landing_span(const nm_window *w, uint32_t c, double h)
 {
-    uint32_t first, n = nm_span_cell_spans(&w->spans, c, &first), best = UINT32_MAX;
+    uint32_t first, n = cell_spans(&w->spans, c, &first), best = UINT32_MAX;
     double bd = 0;
     for (uint32_t k = first; k < first + n; k++) {
         if (!(w->sp_bits[k] & NM_SP_VIS3)) continue;
@@ -199,273 +222,395 @@ static void dag_extend(const nm_bnvf_dag *d, uint32_t comp, uint8_t *mark, uint3
     }
 }
 
-static int build(const nm_window_request *req, const nm_grid_rec *recs,
-                 const nm_span_fields *fields, size_t n, nm_bgrd_out *owned_out, wmem *m,
-                 nm_window *w, nm_error *err)
+/* ---- the record source: decoded tiles read in place ------------------------------------------
+ * The window's records are never copied into one table (建窗的内存: the record table was the
+ * peak). Each tile that owns cells of the window is read where it lies — in the engine's tile
+ * cache, or decoded band by band into buffers of its own — one window row at a time: a row is the
+ * tiles' runs of that row, left to right, which is the cell order the span vector needs. */
+typedef struct wtile {
+    int64_t tgx0, tgy0;      /* global cell of tile-local cell 0 */
+    int64_t tnx;             /* tile row length, cells */
+    int32_t x0, x1, y0, y1;  /* the tile's own cells inside the window: [x0, x1) x [y0, y1) */
+    uint32_t id;             /* directory index */
+    nm_bgrd_tile_view v;
+    size_t pos;              /* first record not yet read (rows are read in ascending order) */
+} wtile;
+
+typedef struct wsource {
+    wtile *t;                /* sorted by (y0, x0) */
+    size_t nt;
+    /* decoding the tiles the cache does not hold (NULL g: every view is set already) */
+    const nm_bgrd *g;
+    uint32_t zone;
+    const nm_bnvf *fields;
+    int workers;
+    nm_bgrd_out *ws;
+    int64_t wgx0, wgy0;      /* the window's global cell (0, 0) */
+} wsource;
+
+static size_t view_bytes(const nm_bgrd_tile_view *v)
 {
-    const int32_t nx = req->nx, ny = req->ny;
-    const size_t cells = (size_t)nx * (size_t)ny;
-    const uint32_t region = req->region;
-    int rc = NM_OK;
-    uint32_t *head = NULL;  /* counting sort of records by cell: cells + 1 */
-    uint32_t *order = NULL; /* record indices sorted by cell (counting sort fallback) */
-    uint32_t *pieces = NULL; /* [begin, end) record ranges in cell order */
-    size_t pieces_bytes = 0;
-    float *lh = NULL;
-    uint8_t *sb1 = NULL, *sb2 = NULL, *segb = NULL;
-    wall_src *walls = NULL;
-    size_t nwalls = 0, walls_cap = 0;
-    nm_window_seg *facades = NULL;
-    size_t nfac = 0;
-    uint8_t *mark = NULL;
-    uint32_t *stack = NULL;
+    return v->own_recs ? v->n * (sizeof(nm_grid_rec) + (v->own_fields ? sizeof(nm_span_fields) : 0)) : 0;
+}
 
-    w->win.x0 = (double)req->gx0 * NM_kCS;
-    w->win.y0 = (double)req->gy0 * NM_kCS;
-    w->win.nx = nx;
-    w->win.ny = ny;
-    w->gx0 = req->gx0;
-    w->gy0 = req->gy0;
-    w->region = region;
-    w->zone_id = req->zone_id;
-    w->gate = req->gate;
-    w->seed_h = req->seed_h;
-    w->seed_span = UINT32_MAX;
-
-    /* Step 2: boundary edges of the zone mesh meeting the window (plus the wall pad). */
-    if (req->zc) {
-        wall_ctx wc = {req->zc, w->win.x0 - NM_GRID_WALL_PAD, w->win.y0 - NM_GRID_WALL_PAD,
-                       w->win.x0 + nx * NM_kCS + NM_GRID_WALL_PAD,
-                       w->win.y0 + ny * NM_kCS + NM_GRID_WALL_PAD, NULL, 0, 0, m, NM_OK};
-        nm_zone_tris_in_rect(req->zc, wc.x0, wc.y0, wc.x1, wc.y1, collect_tri_walls, &wc);
-        walls = wc.w;
-        nwalls = wc.n;
-        walls_cap = wc.cap;
-        if (wc.rc) {
-            rc = nm_fail(err, wc.rc, "window step 2: out of memory collecting boundary edges");
-            goto done;
-        }
-        /* Bucket order lists a triangle once per bucket: sort by key and drop repeats. */
-        if (nwalls > 1) {
-            qsort(walls, nwalls, sizeof *walls, cmp_wall);
-            size_t k = 1;
-            for (size_t i = 1; i < nwalls; i++)
-                if (walls[i].key != walls[k - 1].key) walls[k++] = walls[i];
-            nwalls = k;
-        }
+static void source_free(wsource *s, wmem *m)
+{
+    for (size_t k = 0; s->t && k < s->nt; k++) {
+        size_t b = view_bytes(&s->t[k].v);
+        m->now -= b <= m->now ? b : m->now;
+        nm_bgrd_tile_view_free(&s->t[k].v);
     }
+    nm_free(s->t);
+    s->t = NULL;
+    s->nt = 0;
+}
 
-    /* Step 4: the seed cell in window numbers. */
-    int64_t si = req->seed_gx - req->gx0, sj = req->seed_gy - req->gy0;
-    if (si < 0 || sj < 0 || si >= nx || sj >= ny) {
-        rc = nm_fail(err, NM_ERR_STATE, "window step 4: seed cell (%lld, %lld) outside the window",
-                     (long long)req->seed_gx, (long long)req->seed_gy);
-        goto done;
+static int cmp_wtile(const void *a, const void *b)
+{
+    const wtile *x = (const wtile *)a, *y = (const wtile *)b;
+    if (x->y0 != y->y0) return x->y0 < y->y0 ? -1 : 1;
+    if (x->x0 != y->x0) return x->x0 < y->x0 ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* First record at or after `from` whose tile-local cell is >= key (cells ascend in a tile). */
+static size_t lower_cell(const nm_grid_rec *r, size_t from, size_t n, int64_t key)
+{
+    size_t lo = from, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)r[mid].cell < key) lo = mid + 1;
+        else hi = mid;
     }
-    w->seed_cell = (uint32_t)(sj * nx + si);
+    return lo;
+}
 
-    for (size_t r = 0; r < n; r++)
-        if (recs[r].cell < 0 || (size_t)recs[r].cell >= cells) {
-            rc = nm_fail(err, NM_ERR_CORRUPT, "window step 5: record %zu cell %d outside the window",
-                         r, recs[r].cell);
-            goto done;
-        }
-    /* Records in cell order. A rectangle decode gives one ascending run per tile; cut the runs at
-     * the row lines, the pieces of one row sorted by their first cell and not interleaved give
-     * the cell order without a per-cell table. Any other order: a counting sort by cell (list
-     * heads), which keeps each cell's stored order. */
-    size_t npieces = 0;
-    {
-        size_t nruns = n ? 1 : 0;
-        for (size_t r = 1; r < n; r++)
-            if (recs[r].cell < recs[r - 1].cell) nruns++;
-        if (nruns <= 4096) {
-            uint32_t *runs = (uint32_t *)walloc(m, 2 * (nruns ? nruns : 1), sizeof(uint32_t));
-            if (!runs) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu runs)", nruns);
-                goto done;
+/* The run of tile t's records on window row j: [*a, *b); returns the window cell minus the
+ * tile-local cell for the run's records. */
+static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, int32_t j, size_t *a,
+                       size_t *b)
+{
+    int64_t base = (wgy0 + j - t->tgy0) * t->tnx;
+    int64_t kx = wgx0 - t->tgx0; /* tile-local x of window column 0 */
+    *a = lower_cell(t->v.recs, t->pos, t->v.n, base + kx + t->x0);
+    *b = lower_cell(t->v.recs, *a, t->v.n, base + kx + t->x1);
+    return (int64_t)j * nx - base - kx;
+}
+
+/* Views for the active tiles that have none yet (the cache had no room, or there is none). */
+static int fetch_views(wsource *s, const size_t *act, size_t na, wmem *m, nm_error *err)
+{
+    /* a few tiles at a time (one per worker), each cut to its cells of the window at once, so the
+     * build holds whole tiles (apron and all) only while they decode */
+    size_t group = (size_t)nm_workers_for((size_t)1 << 20, s->workers);
+    if (group < 1) group = 1;
+    if (group > 8) group = 8;
+    uint32_t ids[8];
+    nm_bgrd_tile_view vs[8];
+    size_t at[8];
+    size_t k = 0;
+    while (k < na) {
+        size_t q = 0;
+        for (; k < na && q < group; k++)
+            if (!s->t[act[k]].v.recs && s->t[act[k]].v.n == 0) {
+                at[q] = act[k];
+                ids[q++] = s->t[act[k]].id;
             }
-            size_t k = 0;
-            for (size_t r = 0; r < n; r++)
-                if (r == 0 || recs[r].cell < recs[r - 1].cell) {
-                    if (k) runs[2 * k - 1] = (uint32_t)r;
-                    runs[2 * k++] = (uint32_t)r;
-                }
-            if (k) runs[2 * k - 1] = (uint32_t)n;
-            /* pieces: at most one per run and row, plus the ends */
-            size_t cap = nruns + (size_t)ny * (nruns < (size_t)ny ? nruns : (size_t)ny);
-            if (cap > 2 * n + 16) cap = 2 * n + 16;
-            pieces = (uint32_t *)walloc(m, 2 * (cap ? cap : 1), sizeof(uint32_t));
-            bool ok = pieces != NULL;
-            int32_t prev_row = -1;
-            size_t row_first = 0;
-            uint32_t last_cell = 0;
-            bool any = false;
-            /* rows in order: the next row is the smallest row any run is at */
-            while (ok) {
-                int64_t row = INT64_MAX;
-                for (size_t q = 0; q < nruns; q++)
-                    if (runs[2 * q] < runs[2 * q + 1]) {
-                        int64_t rr = recs[runs[2 * q]].cell / nx;
-                        if (rr < row) row = rr;
-                    }
-                if (row == INT64_MAX) break;
-                row_first = npieces;
-                for (size_t q = 0; q < nruns && ok; q++) {
-                    uint32_t r0 = runs[2 * q], r1 = r0;
-                    while (r1 < runs[2 * q + 1] && recs[r1].cell / nx == row) r1++;
-                    if (r1 == r0) continue;
-                    if (npieces == cap) {
-                        ok = false;
-                        break;
-                    }
-                    /* insert by first cell (rows hold few pieces) */
-                    size_t at = npieces++;
-                    while (at > row_first && recs[pieces[2 * (at - 1)]].cell > recs[r0].cell) {
-                        pieces[2 * at] = pieces[2 * (at - 1)];
-                        pieces[2 * at + 1] = pieces[2 * (at - 1) + 1];
-                        at--;
-                    }
-                    pieces[2 * at] = r0;
-                    pieces[2 * at + 1] = r1;
-                    runs[2 * q] = r1;
-                }
-                /* not interleaved: each piece starts after the previous one's last cell */
-                for (size_t pc = row_first; pc < npieces && ok; pc++) {
-                    uint32_t fc = (uint32_t)recs[pieces[2 * pc]].cell;
-                    if (any && fc <= last_cell) ok = false;
-                    last_cell = (uint32_t)recs[pieces[2 * pc + 1] - 1].cell;
-                    any = true;
-                }
-                (void)prev_row;
+        if (!q) continue;
+        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", ids[0]);
+        int rc = nm_bgrd_view_tiles(s->g, s->zone, ids, q, s->fields, NULL, s->workers, s->ws, vs, err);
+        if (rc) {
+            nm_error_prefix(err, "window step 3");
+            return rc;
+        }
+        for (size_t i = 0; i < q; i++) {
+            m->now += view_bytes(&vs[i]);
+            if (m->now > m->peak) m->peak = m->now;
+        }
+        for (size_t i = 0; i < q; i++) {
+            wtile *t = &s->t[at[i]];
+            nm_bgrd_tile_view *v = &vs[i];
+            const size_t full = view_bytes(v);
+            const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
+            const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
+            size_t kept = 0;
+            for (size_t r = 0; r < v->n; r++) {
+                int64_t lx = v->own_recs[r].cell % t->tnx, ly = v->own_recs[r].cell / t->tnx;
+                if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
+                v->own_recs[kept] = v->own_recs[r];
+                if (v->own_fields) v->own_fields[kept] = v->own_fields[r];
+                kept++;
             }
-            wrelease(m, (void **)&runs, 2 * (nruns ? nruns : 1) * sizeof(uint32_t));
-            if (!ok) {
-                if (!pieces) {
-                    rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (pieces)");
-                    goto done;
-                }
-                wrelease(m, (void **)&pieces, 2 * (cap ? cap : 1) * sizeof(uint32_t));
-                npieces = 0;
-            } else {
-                pieces_bytes = 2 * (cap ? cap : 1) * sizeof(uint32_t);
-            }
+            v->n = kept;
+            void *p = nm_realloc(v->own_recs, (kept ? kept : 1) * sizeof *v->own_recs);
+            if (p) v->own_recs = (nm_grid_rec *)p;
+            if (v->own_fields && (p = nm_realloc(v->own_fields, (kept ? kept : 1) * sizeof *v->own_fields)))
+                v->own_fields = (nm_span_fields *)p;
+            v->recs = v->own_recs;
+            v->fields = v->own_fields;
+            m->now -= full - view_bytes(v);
+            t->v = *v;
         }
     }
-    if (!pieces) {
-        head = (uint32_t *)walloc(m, cells + 1, sizeof *head);
-        order = (uint32_t *)walloc(m, n ? n : 1, sizeof *order);
-        if (!head || !order) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", cells);
-            goto done;
-        }
-        for (size_t r = 0; r < n; r++) head[recs[r].cell + 1]++;
-        for (size_t c = 0; c < cells; c++) head[c + 1] += head[c];
-        for (size_t r = 0; r < n; r++) order[head[recs[r].cell]++] = (uint32_t)r;
-        nm_free(head); /* only the order is read below */
-        m->now -= (cells + 1) * sizeof *head;
-        head = NULL;
-    }
+    return NM_OK;
+}
 
-    /* Step 5: records -> raster layers and span vector. */
-    w->lay = (uint8_t *)walloc(m, cells, 1);
-    w->core = (uint8_t *)walloc(m, cells, 1);
-    w->dist = (float *)walloc(m, cells, sizeof(float));
-    w->medial = (uint8_t *)walloc(m, cells, 1);
-    w->step_edges = (uint8_t *)walloc(m, cells, 1);
-    lh = (float *)walloc(m, cells, sizeof(float));
-    sb1 = (uint8_t *)walloc(m, cells, 1);
-    sb2 = (uint8_t *)walloc(m, cells, 1);
-    segb = (uint8_t *)walloc(m, cells, 1);
-    /* span vector reserved at the record count: spans never outnumber records */
+/* Grows the four span columns to cap spans (exactly: no doubling at the memory peak). */
+static int grow_spans(nm_window *w, wmem *m, uint32_t *cap, size_t need)
+{
+    if (need <= *cap) return NM_OK;
+    if (need > UINT32_MAX) return NM_ERR_NOMEM;
     nm_span_table *t = &w->spans;
-    t->win = w->win;
-    t->sp_cell = (uint32_t *)walloc(m, n ? n : 1, sizeof(uint32_t));
-    t->sp_h = (float *)walloc(m, n ? n : 1, sizeof(float));
-    t->sp_ins = (uint8_t *)walloc(m, n ? n : 1, 1);
-    w->sp_bits = (uint8_t *)walloc(m, n ? n : 1, 1);
-    w->sp_scc = (uint32_t *)walloc(m, n ? n : 1, sizeof(uint32_t));
-    w->sp_rid = (uint32_t *)walloc(m, n ? n : 1, sizeof(uint32_t));
-    if (!w->lay || !w->core || !w->dist || !w->medial || !w->step_edges || !lh || !sb1 || !sb2 ||
-        !segb || !t->sp_cell || !t->sp_h || !t->sp_ins || !w->sp_bits || !w->sp_scc || !w->sp_rid) {
-        rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells, %zu records)",
-                     cells, n);
-        goto done;
+    void *p;
+    if (!(p = nm_realloc(t->sp_cell, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
+    t->sp_cell = (uint32_t *)p;
+    if (!(p = nm_realloc(t->sp_h, need * sizeof(float)))) return NM_ERR_NOMEM;
+    t->sp_h = (float *)p;
+    if (!(p = nm_realloc(w->sp_bits, need))) return NM_ERR_NOMEM;
+    w->sp_bits = (uint8_t *)p;
+    if (!(p = nm_realloc(w->sp_scc, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
+    w->sp_scc = (uint32_t *)p;
+    m->now += (need - *cap) * (2 * sizeof(uint32_t) + sizeof(float) + 1);
+    if (m->now > m->peak) m->peak = m->now;
+    *cap = (uint32_t)need;
+    return NM_OK;
+}
+
+/* ---- the build, one function per step of 建窗 ---------------------------------------------- */
+typedef struct wbuild {
+    const nm_window_request *req;
+    nm_window *w;
+    wmem *m;
+    int32_t nx, ny;
+    size_t cells;
+    wall_src *walls;          /* step 2 -> 13 */
+    size_t nwalls, walls_cap;
+    uint8_t *fac;             /* step 5 -> 9: bits 0-3: the main pack's step bits are non-zero in
+                                 direction i; bits 4-5: facade segment bits (the article's main
+                                 step bitmap and segbits, in the one byte step 9 reads) */
+    nm_window_seg *facades;   /* step 9 -> 13 */
+    size_t nfac;
+} wbuild;
+
+/* 建窗 step 2: boundary edges of the zone mesh meeting the window (plus the wall pad). */
+static int step2_walls(wbuild *b, nm_error *err)
+{
+    const nm_window_request *req = b->req;
+    nm_window *w = b->w;
+    if (!req->zc) return NM_OK;
+    wall_ctx wc = {req->zc, w->win.x0 - NM_GRID_WALL_PAD, w->win.y0 - NM_GRID_WALL_PAD,
+                   w->win.x0 + b->nx * NM_kCS + NM_GRID_WALL_PAD,
+                   w->win.y0 + b->ny * NM_kCS + NM_GRID_WALL_PAD, NULL, 0, 0, b->m, NM_OK};
+    nm_zone_tris_in_rect(req->zc, wc.x0, wc.y0, wc.x1, wc.y1, collect_tri_walls, &wc);
+    b->walls = wc.w;
+    b->nwalls = wc.n;
+    b->walls_cap = wc.cap;
+    if (wc.rc) return nm_fail(err, wc.rc, "window step 2: out of memory collecting boundary edges");
+    /* Bucket order lists a triangle once per bucket: sort by key and drop repeats. */
+    if (b->nwalls > 1) {
+        qsort(b->walls, b->nwalls, sizeof *b->walls, cmp_wall);
+        size_t k = 1;
+        for (size_t i = 1; i < b->nwalls; i++)
+            if (b->walls[i].key != b->walls[k - 1].key) b->walls[k++] = b->walls[i];
+        b->nwalls = k;
     }
-    for (size_t c = 0; c < cells; c++) lh[c] = NM_kFloorYNone;
-    uint32_t ns = 0;
-    size_t nseq = pieces ? npieces : 1;
-    for (size_t pc = 0; pc < nseq; pc++) {
-        size_t q0 = pieces ? pieces[2 * pc] : 0, q1 = pieces ? pieces[2 * pc + 1] : n;
-        for (size_t q = q0; q < q1; q++) {
-            uint32_t ri = pieces ? (uint32_t)q : order[q];
-            const nm_grid_rec *r = &recs[ri];
-            const nm_span_fields *f = &fields[ri];
-            size_t c = (size_t)r->cell;
-            int64_t gx = req->gx0 + (int64_t)(c % (size_t)nx), gy = req->gy0 + (int64_t)(c / (size_t)nx);
-            uint8_t flags;
-            uint16_t clr;
-            open_record(req, r, f, gx, gy, &flags, &clr);
-            bool mine = r->rid == region;
-            if (mine) {
-                if ((flags & NM_GRID_WALK) || !(flags & NM_GRID_CORE)) w->lay[c] = 1;
-                if (flags & NM_GRID_CORE) w->core[c] = 1;
-                w->dist[c] = nm_grid_rec_clearance(clr); /* later records overwrite */
-                w->medial[c] |= (uint8_t)(f->medial & 1u);
-                sb1[c] |= r->steps;
-                sb2[c] |= f->steps2;
-                segb[c] |= f->seg;
-                w->step_edges[c] |= f->tax;
-                if (!(flags & (NM_GRID_GHOST | NM_GRID_FILL)) && r->h > lh[c]) lh[c] = r->h;
+    return NM_OK;
+}
+
+/* 建窗 step 4: the seed cell in window numbers. */
+static int step4_seed_cell(wbuild *b, nm_error *err)
+{
+    const nm_window_request *req = b->req;
+    int64_t si = req->seed_gx - req->gx0, sj = req->seed_gy - req->gy0;
+    if (si < 0 || sj < 0 || si >= b->nx || sj >= b->ny)
+        return nm_fail(err, NM_ERR_STATE, "window step 4: seed cell (%lld, %lld) outside the window",
+                       (long long)req->seed_gx, (long long)req->seed_gy);
+    b->w->seed_cell = (uint32_t)(sj * b->nx + si);
+    return NM_OK;
+}
+
+/* One record into the raster layers and the span vector (展开成栅格图层). */
+static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_fields *f, size_t c,
+                                 int64_t gx, int64_t gy, uint32_t *ns)
+{
+    nm_window *w = b->w;
+    nm_span_table *t = &w->spans;
+    uint8_t flags;
+    uint16_t clr;
+    open_flags(b->req->fields, b->req->zone_id, r, f, gx, gy, &flags, &clr);
+    bool mine = r->rid == w->region;
+    if (mine) {
+        if ((flags & NM_GRID_WALK) || !(flags & NM_GRID_CORE)) w->lay[c] = 1;
+        if (flags & NM_GRID_CORE) w->core[c] = 1;
+        w->dist[c] = nm_grid_rec_clearance(clr); /* later records overwrite */
+        w->medial[c] |= (uint8_t)(f->medial & 1u);
+        w->stepbits[c] |= f->steps2; /* re-judged bits; step 9 keeps the directions the main bits name */
+        uint8_t fb = (uint8_t)((f->seg & 3u) << 4);
+        for (int d = 0; d < 4; d++)
+            if ((r->steps >> (2 * d)) & 3u) fb |= (uint8_t)(1u << d);
+        b->fac[c] |= fb;
+    }
+    /* span table: no Fill, no other region's Ghost (nm_window_record_is_span) */
+    if (flags & NM_GRID_FILL) return;
+    if (!mine && (flags & NM_GRID_GHOST)) return;
+    uint32_t k = (*ns)++;
+    t->sp_cell[k] = (uint32_t)c;
+    t->sp_h[k] = r->h;
+    uint8_t bits = mine ? NM_SP_VIS3 : 0;
+    if (flags & NM_GRID_GHOST) bits |= NM_SP_GHOST;
+    if (flags & NM_GRID_DEAD) bits |= NM_SP_DEAD;
+    if (flags & NM_GRID_WALK) bits |= NM_SP_WALK;
+    if (flags & NM_GRID_CORE) bits |= NM_SP_CORE;
+    w->sp_bits[k] = bits;
+    w->sp_scc[k] = mine ? f->scc : 0;
+}
+
+/* 建窗 step 5: records -> raster layers and span vector, band by band (a band: rows over which
+ * the same tiles are read). The span columns grow by each band's exact record count: spans never
+ * outnumber records, and no column is ever held twice. */
+static int step5_expand(wbuild *b, wsource *s, nm_error *err)
+{
+    nm_window *w = b->w;
+    wmem *m = b->m;
+    const int32_t nx = b->nx, ny = b->ny;
+    const int64_t wgx0 = b->req->gx0, wgy0 = b->req->gy0;
+    w->lay = (uint8_t *)walloc(m, b->cells, 1);
+    w->core = (uint8_t *)walloc(m, b->cells, 1);
+    w->dist = (float *)walloc(m, b->cells, sizeof(float));
+    w->medial = (uint8_t *)walloc(m, b->cells, 1);
+    w->stepbits = (uint8_t *)walloc(m, b->cells, 1);
+    b->fac = (uint8_t *)walloc(m, b->cells, 1);
+    size_t *act = (size_t *)walloc(m, s->nt ? s->nt : 1, sizeof *act);
+    if (!w->lay || !w->core || !w->dist || !w->medial || !w->stepbits || !b->fac || !act) {
+        nm_free(act);
+        return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", b->cells);
+    }
+    int rc = NM_OK;
+    uint32_t ns = 0, cap = 0;
+    size_t na = 0, next = 0;
+    for (int32_t j = 0; j < ny && rc == NM_OK;) {
+        /* tiles done before row j leave (their own buffers with them); tiles starting join */
+        size_t keep = 0;
+        for (size_t k = 0; k < na; k++) {
+            wtile *t = &s->t[act[k]];
+            if (t->y1 > j) {
+                act[keep++] = act[k];
+            } else {
+                size_t vb = view_bytes(&t->v);
+                m->now -= vb <= m->now ? vb : m->now;
+                nm_bgrd_tile_view_free(&t->v);
             }
-            /* span table: no Fill, no other region's Ghost */
-            if (flags & NM_GRID_FILL) continue;
-            if (!mine && (flags & NM_GRID_GHOST)) continue;
-            t->sp_cell[ns] = (uint32_t)c;
-            t->sp_h[ns] = r->h;
-            t->sp_ins[ns] = (flags & NM_GRID_CORE) ? 1 : 0;
-            uint8_t bits = mine ? NM_SP_VIS3 : 0;
-            if (flags & NM_GRID_GHOST) bits |= NM_SP_GHOST;
-            if (flags & NM_GRID_DEAD) bits |= NM_SP_DEAD;
-            if (flags & NM_GRID_WALK) bits |= NM_SP_WALK;
-            if (flags & NM_GRID_CORE) bits |= NM_SP_CORE;
-            w->sp_bits[ns] = bits;
-            w->sp_scc[ns] = mine ? f->scc : 0;
-            w->sp_rid[ns] = r->rid;
-            ns++;
         }
+        na = keep;
+        for (; next < s->nt && s->t[next].y0 <= j; next++) {
+            size_t at = na++; /* the active tiles stay sorted by x0 */
+            while (at > 0 && s->t[act[at - 1]].x0 > s->t[next].x0) {
+                act[at] = act[at - 1];
+                at--;
+            }
+            act[at] = next;
+        }
+        if (na == 0) {
+            if (next >= s->nt) break;
+            j = s->t[next].y0;
+            continue;
+        }
+        int32_t jb = ny;
+        for (size_t k = 0; k < na; k++)
+            if (s->t[act[k]].y1 < jb) jb = s->t[act[k]].y1;
+        if (next < s->nt && s->t[next].y0 < jb) jb = s->t[next].y0;
+        for (size_t k = 1; k < na; k++)
+            if (s->t[act[k - 1]].x1 > s->t[act[k]].x0) {
+                rc = nm_fail(err, NM_ERR_CORRUPT, "window step 5: tiles %u and %u both own cells of row %d",
+                             s->t[act[k - 1]].id, s->t[act[k]].id, j);
+                break;
+            }
+        if (rc == NM_OK) rc = fetch_views(s, act, na, m, err);
+        if (rc) break;
+        size_t count = 0;
+        for (int32_t r = j; r < jb; r++)
+            for (size_t k = 0; k < na; k++) {
+                size_t a, e;
+                row_run(&s->t[act[k]], wgx0, wgy0, nx, r, &a, &e);
+                count += e - a;
+            }
+        if (grow_spans(w, m, &cap, (size_t)ns + count)) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", (size_t)ns + count);
+            break;
+        }
+        for (int32_t r = j; r < jb; r++)
+            for (size_t k = 0; k < na; k++) {
+                wtile *t = &s->t[act[k]];
+                size_t a, e;
+                int64_t delta = row_run(t, wgx0, wgy0, nx, r, &a, &e);
+                for (size_t q = a; q < e; q++) {
+                    size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
+                    expand_record(b, &t->v.recs[q], &t->v.fields[q], c, wgx0 + (int64_t)(c - (size_t)r * (size_t)nx),
+                                  wgy0 + r, &ns);
+                }
+                t->pos = e;
+            }
+        j = jb;
     }
-    t->nspans = ns;
-    /* the record table and its cell order are spent: release them now (the memory peak of the
-     * build) */
-    w->free_step[NM_WTMP_CELLHEAD] = 5;
-    wrelease(m, (void **)&order, (n ? n : 1) * sizeof(uint32_t));
-    wrelease(m, (void **)&pieces, pieces_bytes);
-    if (owned_out) {
-        m->now -= owned_out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields)) <= m->now
-                      ? owned_out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields))
-                      : m->now;
-        nm_bgrd_out_free(owned_out);
-    }
+    w->spans.nspans = ns;
+    /* the records are spent: tiles read from buffers of their own release them now */
+    wrelease(m, (void **)&act, (s->nt ? s->nt : 1) * sizeof *act);
+    source_free(s, m);
     w->free_step[NM_WTMP_RECORDS] = 5;
+    return rc;
+}
 
-    /* Step 6: wall selection through the sidecar's boundary edge table (FWAL). */
-    {
-        size_t kept = 0;
-        for (size_t i = 0; i < nwalls; i++) {
-            bool keep = false;
-            rc = nm_bnvf_wall_kept(req->fzone, walls[i].key, region, &keep, err);
-            if (rc) {
-                nm_error_prefix(err, "window step 6");
-                goto done;
-            }
-            if (keep) walls[kept++] = walls[i];
+/* 建窗 step 6: wall selection through the sidecar's boundary edge table (FWAL). */
+static int step6_select_walls(wbuild *b, nm_error *err)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < b->nwalls; i++) {
+        bool keep = false;
+        int rc = nm_bnvf_wall_kept(b->req->fzone, b->walls[i].key, b->w->region, &keep, err);
+        if (rc) {
+            nm_error_prefix(err, "window step 6");
+            return rc;
         }
-        nwalls = kept;
-        w->free_step[NM_WTMP_WALLS] = 6; /* the unselected edges are gone */
+        if (keep) b->walls[kept++] = b->walls[i];
     }
+    b->nwalls = kept;
+    b->w->free_step[NM_WTMP_WALLS] = 6; /* the unselected edges are gone */
+    return NM_OK;
+}
 
-    /* Step 7: authored no-go polygons (even-odd, cell-centre test, tier band on lh). */
+/* Cells of the rectangle [x0, x1] x [y0, y1] px clipped to the window; false when empty. */
+static bool clip_cells(const nm_window *w, double x0, double y0, double x1, double y1, int64_t *i0,
+                       int64_t *j0, int64_t *i1, int64_t *j1)
+{
+    *i0 = (int64_t)floor((x0 - w->win.x0) / NM_kCS);
+    *i1 = (int64_t)floor((x1 - w->win.x0) / NM_kCS);
+    *j0 = (int64_t)floor((y0 - w->win.y0) / NM_kCS);
+    *j1 = (int64_t)floor((y1 - w->win.y0) / NM_kCS);
+    if (*i0 < 0) *i0 = 0;
+    if (*j0 < 0) *j0 = 0;
+    if (*i1 >= w->win.nx) *i1 = w->win.nx - 1;
+    if (*j1 >= w->win.ny) *j1 = w->win.ny - 1;
+    return *i0 <= *i1 && *j0 <= *j1;
+}
+
+static void stamp_nogo(nm_window *w, size_t c)
+{
+    w->core[c] = w->lay[c] = 0;
+    w->dist[c] = 0.0f;
+    w->nogo_cells++;
+}
+
+/* 建窗 step 7: authored no-go polygons (even-odd, cell-centre test). A polygon drawn on a floor
+ * stamps only cells whose lh (the highest non-Ghost height of the region there) lies in the floor
+ * band; lh is read from the span vector, one row of the polygon's box at a time, so no per-cell
+ * layer is held for it. */
+static int step7_nogo_polys(wbuild *b, nm_error *err)
+{
+    const nm_window_request *req = b->req;
+    nm_window *w = b->w;
+    const nm_span_table *t = &w->spans;
+    float *lh = NULL; /* one row of the box */
+    size_t lh_bytes = 0;
     for (uint32_t p = 0; p < req->npolys; p++) {
         const nm_nogo_poly *pg = &req->polys[p];
         if (!pg->xy || pg->n < 3) continue;
@@ -476,273 +621,319 @@ static int build(const nm_window_request *req, const nm_grid_rec *recs,
             ly = fmin(ly, pg->xy[2 * k + 1]);
             hy = fmax(hy, pg->xy[2 * k + 1]);
         }
-        int64_t i0 = (int64_t)floor((lx - w->win.x0) / NM_kCS), i1 = (int64_t)floor((hx - w->win.x0) / NM_kCS);
-        int64_t j0 = (int64_t)floor((ly - w->win.y0) / NM_kCS), j1 = (int64_t)floor((hy - w->win.y0) / NM_kCS);
-        if (i0 < 0) i0 = 0;
-        if (j0 < 0) j0 = 0;
-        if (i1 >= nx) i1 = nx - 1;
-        if (j1 >= ny) j1 = ny - 1;
-        for (int64_t j = j0; j <= j1; j++)
+        int64_t i0, j0, i1, j1;
+        if (!clip_cells(w, lx, ly, hx, hy, &i0, &j0, &i1, &j1)) continue;
+        if (pg->banded && (size_t)(i1 - i0 + 1) * sizeof(float) > lh_bytes) {
+            wrelease(b->m, (void **)&lh, lh_bytes);
+            lh_bytes = (size_t)(i1 - i0 + 1) * sizeof(float);
+            lh = (float *)walloc(b->m, lh_bytes, 1);
+            if (!lh) return nm_fail(err, NM_ERR_NOMEM, "window step 7: out of memory");
+        }
+        for (int64_t j = j0; j <= j1; j++) {
+            size_t row = (size_t)j * (size_t)w->win.nx;
+            if (pg->banded) {
+                for (int64_t i = i0; i <= i1; i++) lh[i - i0] = NM_kFloorYNone;
+                uint32_t k;
+                cell_spans(t, (uint32_t)(row + (size_t)i0), &k);
+                for (; k < t->nspans && t->sp_cell[k] <= row + (size_t)i1; k++)
+                    if ((w->sp_bits[k] & (NM_SP_VIS3 | NM_SP_GHOST)) == NM_SP_VIS3 &&
+                        t->sp_h[k] > lh[t->sp_cell[k] - row - (size_t)i0])
+                        lh[t->sp_cell[k] - row - (size_t)i0] = t->sp_h[k];
+            }
             for (int64_t i = i0; i <= i1; i++) {
-                size_t c = (size_t)j * (size_t)nx + (size_t)i;
-                if (pg->banded && !(lh[c] > NM_kFloorYValidMin &&
-                                    fabs((double)lh[c] - pg->floor_y) <= NM_kBaseNavFloorBand))
+                if (pg->banded && !(lh[i - i0] > NM_kFloorYValidMin &&
+                                    fabs((double)lh[i - i0] - pg->floor_y) <= NM_kBaseNavFloorBand))
                     continue;
                 double cx = w->win.x0 + ((double)i + 0.5) * NM_kCS;
                 double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS;
-                if (!nm_nogo_poly_contains(pg, cx, cy)) continue;
-                w->core[c] = w->lay[c] = 0;
-                w->dist[c] = 0.0f;
-                w->nogo_cells++;
+                if (nm_nogo_poly_contains(pg, cx, cy)) stamp_nogo(w, row + (size_t)i);
             }
+        }
     }
-    wrelease(m, (void **)&lh, cells * sizeof(float));
-    w->free_step[NM_WTMP_LH] = 7;
+    if (lh) {
+        wrelease(b->m, (void **)&lh, lh_bytes);
+        w->free_step[NM_WTMP_LH] = 7;
+    }
+    return NM_OK;
+}
 
-    /* Step 8: runtime discs, by planar distance only. */
+/* 建窗 step 8: runtime discs, by planar distance only. */
+static void step8_nogo_discs(wbuild *b)
+{
+    const nm_window_request *req = b->req;
+    nm_window *w = b->w;
     for (uint32_t d = 0; d < req->ndiscs; d++) {
         const nm_nogo_disc *dc = &req->discs[d];
         if (!(dc->r >= 0) || !isfinite(dc->x) || !isfinite(dc->y)) continue;
-        int64_t i0 = (int64_t)floor((dc->x - dc->r - w->win.x0) / NM_kCS);
-        int64_t i1 = (int64_t)floor((dc->x + dc->r - w->win.x0) / NM_kCS);
-        int64_t j0 = (int64_t)floor((dc->y - dc->r - w->win.y0) / NM_kCS);
-        int64_t j1 = (int64_t)floor((dc->y + dc->r - w->win.y0) / NM_kCS);
-        if (i0 < 0) i0 = 0;
-        if (j0 < 0) j0 = 0;
-        if (i1 >= nx) i1 = nx - 1;
-        if (j1 >= ny) j1 = ny - 1;
+        int64_t i0, j0, i1, j1;
+        if (!clip_cells(w, dc->x - dc->r, dc->y - dc->r, dc->x + dc->r, dc->y + dc->r, &i0, &j0, &i1, &j1))
+            continue;
         for (int64_t j = j0; j <= j1; j++)
             for (int64_t i = i0; i <= i1; i++) {
                 double cx = w->win.x0 + ((double)i + 0.5) * NM_kCS - dc->x;
                 double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS - dc->y;
                 if (cx * cx + cy * cy > dc->r * dc->r) continue;
-                size_t c = (size_t)j * (size_t)nx + (size_t)i;
-                w->core[c] = w->lay[c] = 0;
-                w->dist[c] = 0.0f;
-                w->nogo_cells++;
+                stamp_nogo(w, (size_t)j * (size_t)w->win.nx + (size_t)i);
             }
     }
+}
 
-    /* Step 9: span table index (occupancy bits, ranks, cell starts, face) from the cell-sorted
-     * span vector, then forbidden steps and facade segments restored. */
-    {
-        size_t words = (cells + 63) / 64;
-        t->occ_bits = (uint64_t *)walloc(m, words, sizeof(uint64_t));
-        t->occ_rank = (uint32_t *)walloc(m, words, sizeof(uint32_t));
-        uint32_t nocc = 0;
-        for (uint32_t k = 0; k < ns; k++)
-            if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) nocc++;
-        t->cs = (uint32_t *)walloc(m, (size_t)nocc + 1, sizeof(uint32_t));
-        t->face = (uint8_t *)walloc(m, nocc ? nocc : 1, 1);
-        if (!t->occ_bits || !t->occ_rank || !t->cs || !t->face) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
-            goto done;
-        }
-        uint32_t o = 0;
-        for (uint32_t k = 0; k < ns; k++) {
-            if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) {
-                t->cs[o++] = k;
-                uint32_t c = t->sp_cell[k];
-                t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
-            }
-        }
-        t->cs[nocc] = ns;
-        t->nocc = nocc;
-        uint32_t acc = 0;
-        for (size_t wd = 0; wd < words; wd++) {
-            t->occ_rank[wd] = acc;
-            acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
-        }
-        for (uint32_t q = 0; q < nocc; q++) {
-            uint32_t a = t->cs[q], b = t->cs[q + 1], cnt = b - a;
-            float lo = t->sp_h[a], hi = t->sp_h[a];
-            for (uint32_t k = a; k < b; k++) {
-                lo = fminf(lo, t->sp_h[k]);
-                hi = fmaxf(hi, t->sp_h[k]);
-            }
-            t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
-        }
-    }
-    /* the final step bits are written over the main pack's (each cell reads only its own), so
-     * the window holds no extra layer for them */
-    w->stepbits = sb1;
-    sb1 = NULL;
+/* 建窗 step 9 (禁步与立面段): per direction, the main pack's bits only gate the read of the
+ * re-judged bits; an orthogonal direction with a segment bit gives a facade segment on the common
+ * edge. Cells stamped out of lay give neither. */
+static int step9_steps_facades(wbuild *b, nm_error *err)
+{
+    nm_window *w = b->w;
+    const int32_t nx = b->nx, ny = b->ny;
+    size_t cap = 0;
     for (int32_t j = 0; j < ny; j++)
         for (int32_t i = 0; i < nx; i++) {
             size_t c = (size_t)j * (size_t)nx + (size_t)i;
-            if (!w->lay[c]) { /* stamped cells give neither steps nor facades */
+            if (!w->lay[c]) {
                 w->stepbits[c] = 0;
                 continue;
             }
-            const uint8_t main_bits = w->stepbits[c];
-            uint8_t fin = 0;
-            for (int d = 0; d < 4; d++) {
-                if (((main_bits >> (2 * d)) & 3u) == 0) continue; /* main bits only gate the read */
-                fin |= (uint8_t)(sb2[c] & (3u << (2 * d)));
-                if (d < 2 && (segb[c] & (1u << d))) {
-                    if (nfac % 64 == 0) {
-                        nm_window_seg *nf = (nm_window_seg *)nm_realloc(facades, (nfac + 64) * sizeof *nf);
-                        if (!nf) {
-                            rc = nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
-                            goto done;
-                        }
-                        facades = nf;
-                        m->now += 64 * sizeof *nf;
-                        if (m->now > m->peak) m->peak = m->now;
-                    }
-                    double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
-                    nm_window_seg s;
-                    if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
-                        s = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
-                    else        /* common edge with (i, j+1): the horizontal line y = ey */
-                        s = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
-                    facades[nfac++] = s;
-                }
-            }
-            w->stepbits[c] = fin;
-        }
-    wrelease(m, (void **)&sb2, cells);
-    wrelease(m, (void **)&segb, cells);
-    w->free_step[NM_WTMP_BITMAPS] = 9;
-
-    /* Step 10: seed span — the region's span of the seed cell nearest the pick height. */
-    {
-        uint32_t first, cnt = nm_span_cell_spans(t, w->seed_cell, &first);
-        double bd = 0;
-        for (uint32_t k = first; k < first + cnt; k++) {
-            if (!(w->sp_bits[k] & NM_SP_VIS3)) continue;
-            double d = fabs((double)t->sp_h[k] - req->seed_h);
-            if (w->seed_span == UINT32_MAX || d < bd) {
-                w->seed_span = k;
-                bd = d;
-            }
-        }
-        if (w->seed_span == UINT32_MAX) {
-            rc = nm_fail(err, NM_ERR_STATE,
-                         "window step 10: the seed cell (%lld, %lld) has no span of region %u",
-                         (long long)req->seed_gx, (long long)req->seed_gy, region);
-            goto done;
-        }
-    }
-
-    /* Step 11: off-mesh links of the zone (FLNK valid == 3), both ends landed in the window. */
-    {
-        const nm_bnvf *fl = req->fields;
-        uint32_t cap = 0;
-        for (uint32_t z = 0; fl && z < fl->link_zone_count; z++) {
-            const nm_bnvf_range *rg = &fl->link_zones[z];
-            if (rg->zone_id != req->zone_id) continue;
-            for (uint32_t li = rg->first; li < rg->first + rg->len && li < fl->link_count; li++) {
-                const nm_bnvf_link *L = &fl->links[li];
-                if (L->valid != 3) continue;
-                const nm_bnvf_link_side *sd[2] = {&L->lo, &L->hi};
-                uint32_t cell[2], span[2];
-                bool inside = true;
-                for (int e = 0; e < 2; e++) {
-                    int64_t i = (int64_t)sd[e]->gx - req->gx0, j = (int64_t)sd[e]->gy - req->gy0;
-                    if (i < 0 || j < 0 || i >= nx || j >= ny) {
-                        inside = false;
-                        break;
-                    }
-                    cell[e] = (uint32_t)(j * nx + i);
-                    span[e] = landing_span(w, cell[e], sd[e]->decl_h);
-                }
-                if (!inside) continue;
-                if (span[0] == UINT32_MAX || span[1] == UINT32_MAX) {
-                    if (L->lo.rid == region && L->hi.rid == region) w->links_without_landing++;
-                    continue;
-                }
-                double dx = (double)sd[1]->gx - sd[0]->gx, dy = (double)sd[1]->gy - sd[0]->gy;
-                double cost = fmax((double)L->cost_modifier, 1.0) * sqrt(dx * dx + dy * dy);
-                int dirs = L->bidirectional ? 2 : 1;
-                if (w->nlinks + (uint32_t)dirs > cap) {
-                    uint32_t nc = cap ? 2 * cap : 16;
-                    nm_window_link *nl = (nm_window_link *)nm_realloc(w->links, nc * sizeof *nl);
-                    if (!nl) {
-                        rc = nm_fail(err, NM_ERR_NOMEM, "window step 11: out of memory (links)");
-                        goto done;
-                    }
-                    m->now += (nc - cap) * sizeof *nl;
-                    if (m->now > m->peak) m->peak = m->now;
-                    w->links = nl;
+            const uint8_t fb = b->fac[c];
+            uint8_t keep = 0;
+            for (int d = 0; d < 4; d++)
+                if (fb & (1u << d)) keep |= (uint8_t)(3u << (2 * d));
+            w->stepbits[c] &= keep;
+            for (int d = 0; d < 2; d++) {
+                if (!(fb & (1u << d)) || !(fb & (1u << (4 + d)))) continue;
+                if (b->nfac == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    nm_window_seg *nf = (nm_window_seg *)nm_realloc(b->facades, nc * sizeof *nf);
+                    if (!nf) return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
+                    b->facades = nf;
+                    b->m->now += (nc - cap) * sizeof *nf;
+                    if (b->m->now > b->m->peak) b->m->peak = b->m->now;
                     cap = nc;
                 }
-                w->links[w->nlinks++] = (nm_window_link){cell[0], cell[1], span[0], span[1], cost, L->boml_index};
-                if (dirs == 2)
-                    w->links[w->nlinks++] =
-                        (nm_window_link){cell[1], cell[0], span[1], span[0], cost, L->boml_index};
+                double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
+                if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
+                    b->facades[b->nfac++] = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
+                else        /* common edge with (i, j+1): the horizontal line y = ey */
+                    b->facades[b->nfac++] = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
             }
         }
-    }
+    wrelease(b->m, (void **)&b->fac, b->cells);
+    w->free_step[NM_WTMP_BITMAPS] = 9;
+    return NM_OK;
+}
 
-    /* Step 12: reach set — components reachable from the seed's in the DAG, closed over links. */
-    {
-        const nm_bnvf_dag *dag = nm_bnvf_dag_of(req->fzone, region);
-        uint32_t seed_comp = w->sp_scc[w->seed_span];
-        if (!dag || seed_comp < 1 || seed_comp > dag->n_scc) {
-            rc = nm_fail(err, NM_ERR_CORRUPT,
-                         "window step 12: region %u: seed component %u not in the sidecar's component graph",
-                         region, seed_comp);
-            goto done;
+/* 建窗 step 10: seed span — the region's span of the seed cell nearest the pick height. */
+static int step10_seed_span(wbuild *b, nm_error *err)
+{
+    nm_window *w = b->w;
+    uint32_t first, cnt = cell_spans(&w->spans, w->seed_cell, &first);
+    double bd = 0;
+    for (uint32_t k = first; k < first + cnt; k++) {
+        if (!(w->sp_bits[k] & NM_SP_VIS3)) continue;
+        double d = fabs((double)w->spans.sp_h[k] - b->req->seed_h);
+        if (w->seed_span == UINT32_MAX || d < bd) {
+            w->seed_span = k;
+            bd = d;
         }
-        mark = (uint8_t *)walloc(m, (size_t)dag->n_scc + 1, 1);
-        stack = (uint32_t *)walloc(m, (size_t)dag->n_scc + 1, sizeof(uint32_t));
-        if (!mark || !stack) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "window step 12: out of memory (%u components)", dag->n_scc);
-            goto done;
-        }
-        uint32_t count = 0;
-        dag_extend(dag, seed_comp, mark, stack, &count);
-        for (bool grew = true; grew;) {
-            grew = false;
-            for (uint32_t l = 0; l < w->nlinks; l++) {
-                uint32_t a = w->sp_scc[w->links[l].from_span], b = w->sp_scc[w->links[l].to_span];
-                if (a >= 1 && a <= dag->n_scc && mark[a] && b >= 1 && b <= dag->n_scc && !mark[b]) {
-                    dag_extend(dag, b, mark, stack, &count);
-                    grew = true;
+    }
+    if (w->seed_span == UINT32_MAX)
+        return nm_fail(err, NM_ERR_STATE, "window step 10: the seed cell (%lld, %lld) has no span of region %u",
+                       (long long)b->req->seed_gx, (long long)b->req->seed_gy, w->region);
+    return NM_OK;
+}
+
+/* 建窗 step 11: off-mesh links of the zone (FLNK valid == 3), both ends landed in the window. */
+static int step11_links(wbuild *b, nm_error *err)
+{
+    const nm_window_request *req = b->req;
+    nm_window *w = b->w;
+    const nm_bnvf *fl = req->fields;
+    uint32_t cap = 0;
+    for (uint32_t z = 0; fl && z < fl->link_zone_count; z++) {
+        const nm_bnvf_range *rg = &fl->link_zones[z];
+        if (rg->zone_id != req->zone_id) continue;
+        for (uint32_t li = rg->first; li < rg->first + rg->len && li < fl->link_count; li++) {
+            const nm_bnvf_link *L = &fl->links[li];
+            if (L->valid != 3) continue;
+            const nm_bnvf_link_side *sd[2] = {&L->lo, &L->hi};
+            uint32_t cell[2], span[2];
+            bool inside = true;
+            for (int e = 0; e < 2; e++) {
+                int64_t i = (int64_t)sd[e]->gx - req->gx0, j = (int64_t)sd[e]->gy - req->gy0;
+                if (i < 0 || j < 0 || i >= b->nx || j >= b->ny) {
+                    inside = false;
+                    break;
                 }
+                cell[e] = (uint32_t)(j * b->nx + i);
+                span[e] = landing_span(w, cell[e], sd[e]->decl_h);
+            }
+            if (!inside) continue;
+            if (span[0] == UINT32_MAX || span[1] == UINT32_MAX) {
+                if (L->lo.rid == w->region && L->hi.rid == w->region) w->links_without_landing++;
+                continue;
+            }
+            double dx = (double)sd[1]->gx - sd[0]->gx, dy = (double)sd[1]->gy - sd[0]->gy;
+            double cost = fmax((double)L->cost_modifier, 1.0) * sqrt(dx * dx + dy * dy);
+            int dirs = L->bidirectional ? 2 : 1;
+            if (w->nlinks + (uint32_t)dirs > cap) {
+                uint32_t nc = cap ? 2 * cap : 16;
+                nm_window_link *nl = (nm_window_link *)nm_realloc(w->links, nc * sizeof *nl);
+                if (!nl) return nm_fail(err, NM_ERR_NOMEM, "window step 11: out of memory (links)");
+                b->m->now += (nc - cap) * sizeof *nl;
+                if (b->m->now > b->m->peak) b->m->peak = b->m->now;
+                w->links = nl;
+                cap = nc;
+            }
+            w->links[w->nlinks++] = (nm_window_link){cell[0], cell[1], span[0], span[1], cost, L->boml_index};
+            if (dirs == 2)
+                w->links[w->nlinks++] = (nm_window_link){cell[1], cell[0], span[1], span[0], cost, L->boml_index};
+        }
+    }
+    return NM_OK;
+}
+
+/* 建窗 step 12: reach set — components reachable from the seed's in the DAG, closed over links.
+ * The component column is spent afterwards (nothing downstream reads it): released here. */
+static int step12_reach(wbuild *b, nm_error *err)
+{
+    nm_window *w = b->w;
+    const nm_bnvf_dag *dag = nm_bnvf_dag_of(b->req->fzone, w->region);
+    uint32_t seed_comp = w->sp_scc[w->seed_span];
+    if (!dag || seed_comp < 1 || seed_comp > dag->n_scc)
+        return nm_fail(err, NM_ERR_CORRUPT,
+                       "window step 12: region %u: seed component %u not in the sidecar's component graph",
+                       w->region, seed_comp);
+    uint8_t *mark = (uint8_t *)walloc(b->m, (size_t)dag->n_scc + 1, 1);
+    uint32_t *stack = (uint32_t *)walloc(b->m, (size_t)dag->n_scc + 1, sizeof(uint32_t));
+    if (!mark || !stack) {
+        nm_free(mark);
+        nm_free(stack);
+        return nm_fail(err, NM_ERR_NOMEM, "window step 12: out of memory (%u components)", dag->n_scc);
+    }
+    uint32_t count = 0;
+    dag_extend(dag, seed_comp, mark, stack, &count);
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (uint32_t l = 0; l < w->nlinks; l++) {
+            uint32_t a = w->sp_scc[w->links[l].from_span], c = w->sp_scc[w->links[l].to_span];
+            if (a >= 1 && a <= dag->n_scc && mark[a] && c >= 1 && c <= dag->n_scc && !mark[c]) {
+                dag_extend(dag, c, mark, stack, &count);
+                grew = true;
             }
         }
-        for (uint32_t k = 0; k < ns; k++) {
-            uint32_t s = w->sp_scc[k];
-            if ((w->sp_bits[k] & NM_SP_VIS3) && s >= 1 && s <= dag->n_scc && mark[s])
-                w->sp_bits[k] |= NM_SP_REACH;
-        }
-        w->reach_comps = count;
-        wrelease(m, (void **)&mark, (size_t)dag->n_scc + 1);
-        wrelease(m, (void **)&stack, ((size_t)dag->n_scc + 1) * sizeof(uint32_t));
     }
-
-    /* Step 13: kept walls and facade segments into one blocker table; sources released. */
-    {
-        size_t total = nwalls + nfac;
-        w->segs = (nm_window_seg *)walloc(m, total ? total : 1, sizeof(nm_window_seg));
-        if (!w->segs) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "window step 13: out of memory (%zu segments)", total);
-            goto done;
-        }
-        for (size_t i = 0; i < nwalls; i++)
-            w->segs[i] = (nm_window_seg){walls[i].ax, walls[i].ay, walls[i].bx, walls[i].by, NM_SEG_WALL};
-        if (nfac) memcpy(w->segs + nwalls, facades, nfac * sizeof *facades);
-        w->nsegs = (uint32_t)total;
-        w->nwalls_kept = (uint32_t)nwalls;
-        wrelease(m, (void **)&walls, walls_cap * sizeof(wall_src));
-        wrelease(m, (void **)&facades, ((nfac + 63) / 64) * 64 * sizeof(nm_window_seg));
-        w->free_step[NM_WTMP_SEGSRC] = 13;
+    const uint32_t ns = w->spans.nspans;
+    for (uint32_t k = 0; k < ns; k++) {
+        uint32_t s = w->sp_scc[k];
+        if ((w->sp_bits[k] & NM_SP_VIS3) && s >= 1 && s <= dag->n_scc && mark[s]) w->sp_bits[k] |= NM_SP_REACH;
     }
+    w->reach_comps = count;
+    wrelease(b->m, (void **)&mark, (size_t)dag->n_scc + 1);
+    wrelease(b->m, (void **)&stack, ((size_t)dag->n_scc + 1) * sizeof(uint32_t));
+    wrelease(b->m, (void **)&w->sp_scc, (size_t)(ns ? ns : 1) * sizeof(uint32_t));
+    w->free_step[NM_WTMP_SCC] = 12;
+    return NM_OK;
+}
 
+/* The span table's index (occupancy bits, ranks, cell starts, face) over the cell-sorted span
+ * vector (step 9's index, built once the component column is released so the two are never
+ * held together; steps 7-12 find a cell's spans by binary search). */
+static int span_index(wbuild *b, nm_error *err)
+{
+    nm_span_table *t = &b->w->spans;
+    const uint32_t ns = t->nspans;
+    size_t words = (b->cells + 63) / 64;
+    t->occ_bits = (uint64_t *)walloc(b->m, words, sizeof(uint64_t));
+    t->occ_rank = (uint32_t *)walloc(b->m, words, sizeof(uint32_t));
+    uint32_t nocc = 0;
+    for (uint32_t k = 0; k < ns; k++)
+        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) nocc++;
+    t->cs = (uint32_t *)walloc(b->m, (size_t)nocc + 1, sizeof(uint32_t));
+    t->face = (uint8_t *)walloc(b->m, nocc ? nocc : 1, 1);
+    if (!t->occ_bits || !t->occ_rank || !t->cs || !t->face)
+        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    uint32_t o = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) {
+            t->cs[o++] = k;
+            uint32_t c = t->sp_cell[k];
+            t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
+        }
+    }
+    t->cs[nocc] = ns;
+    t->nocc = nocc;
+    uint32_t acc = 0;
+    for (size_t wd = 0; wd < words; wd++) {
+        t->occ_rank[wd] = acc;
+        acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
+    }
+    for (uint32_t q = 0; q < nocc; q++) {
+        uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
+        float lo = t->sp_h[a], hi = t->sp_h[a];
+        for (uint32_t k = a; k < e; k++) {
+            lo = fminf(lo, t->sp_h[k]);
+            hi = fmaxf(hi, t->sp_h[k]);
+        }
+        t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
+    }
+    return NM_OK;
+}
+
+/* 建窗 step 13: kept walls and facade segments into one blocker table; sources released. */
+static int step13_blockers(wbuild *b, nm_error *err)
+{
+    nm_window *w = b->w;
+    size_t total = b->nwalls + b->nfac;
+    w->segs = (nm_window_seg *)walloc(b->m, total ? total : 1, sizeof(nm_window_seg));
+    if (!w->segs) return nm_fail(err, NM_ERR_NOMEM, "window step 13: out of memory (%zu segments)", total);
+    for (size_t i = 0; i < b->nwalls; i++)
+        w->segs[i] = (nm_window_seg){b->walls[i].ax, b->walls[i].ay, b->walls[i].bx, b->walls[i].by, NM_SEG_WALL};
+    if (b->nfac) memcpy(w->segs + b->nwalls, b->facades, b->nfac * sizeof *b->facades);
+    w->nsegs = (uint32_t)total;
+    w->nwalls_kept = (uint32_t)b->nwalls;
+    wrelease(b->m, (void **)&b->walls, b->walls_cap * sizeof(wall_src));
+    size_t fcap = 0;
+    while (fcap < b->nfac) fcap = fcap ? 2 * fcap : 64;
+    wrelease(b->m, (void **)&b->facades, fcap * sizeof(nm_window_seg));
+    w->free_step[NM_WTMP_SEGSRC] = 13;
+    return NM_OK;
+}
+
+/* buildWindow steps 2 and 4-13 in the article's order, reading the records from s. */
+static int build(const nm_window_request *req, wsource *s, wmem *m, nm_window *w, nm_error *err)
+{
+    wbuild b;
+    memset(&b, 0, sizeof b);
+    b.req = req;
+    b.w = w;
+    b.m = m;
+    b.nx = req->nx;
+    b.ny = req->ny;
+    b.cells = (size_t)req->nx * (size_t)req->ny;
+    w->win.x0 = (double)req->gx0 * NM_kCS;
+    w->win.y0 = (double)req->gy0 * NM_kCS;
+    w->win.nx = req->nx;
+    w->win.ny = req->ny;
+    w->spans.win = w->win;
+    w->gx0 = req->gx0;
+    w->gy0 = req->gy0;
+    w->region = req->region;
+    w->zone_id = req->zone_id;
+    w->gate = req->gate;
+    w->seed_h = req->seed_h;
+    w->seed_span = UINT32_MAX;
+    int rc;
+    if ((rc = step2_walls(&b, err)) || (rc = step4_seed_cell(&b, err)) || (rc = step5_expand(&b, s, err)) ||
+        (rc = step6_select_walls(&b, err)) || (rc = step7_nogo_polys(&b, err)))
+        goto done;
+    step8_nogo_discs(&b);
+    if ((rc = step9_steps_facades(&b, err)) || (rc = step10_seed_span(&b, err)) || (rc = step11_links(&b, err)) ||
+        (rc = step12_reach(&b, err)) || (rc = span_index(&b, err)) || (rc = step13_blockers(&b, err)))
+        goto done;
 done:
-    nm_free(head);
-    nm_free(order);
-    nm_free(pieces);
-    nm_free(lh);
-    nm_free(sb1);
-    nm_free(sb2);
-    nm_free(segb);
-    nm_free(walls);
-    nm_free(facades);
-    nm_free(mark);
-    nm_free(stack);
+    source_free(s, m);
+    nm_free(b.walls);
+    nm_free(b.fac);
+    nm_free(b.facades);
     return rc;
 }
 
@@ -754,6 +945,13 @@ static int check_request(const nm_window_request *req, nm_error *err)
     return nm_grid_window_check(&gw, err);
 }
 
+static void finish(nm_window *w, const wmem *m, const nm_window_request *req, double t0)
+{
+    w->peak_bytes = m->peak;
+    w->peak_bytes_per_cell = (double)m->peak / ((double)req->nx * (double)req->ny);
+    w->build_ms = now_ms() - t0;
+}
+
 int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *recs,
                             const nm_span_fields *fields, size_t n, nm_window *w, nm_error *err)
 {
@@ -762,14 +960,43 @@ int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *rec
     if (rc) return rc;
     double t0 = now_ms();
     wmem m = {0, 0};
-    rc = build(req, recs, fields, n, NULL, &m, w, err);
+    const size_t cells = (size_t)req->nx * (size_t)req->ny;
+    for (size_t r = 0; r < n; r++)
+        if (recs[r].cell < 0 || (size_t)recs[r].cell >= cells)
+            return nm_fail(err, NM_ERR_CORRUPT, "window step 5: record %zu cell %d outside the window", r,
+                           recs[r].cell);
+    /* the records as one tile covering the window, in cell order (a stable counting sort keeps
+     * each cell's stored order) */
+    wsource s;
+    memset(&s, 0, sizeof s);
+    s.t = (wtile *)nm_calloc(1, sizeof *s.t);
+    uint32_t *head = (uint32_t *)nm_calloc(cells + 1, sizeof *head);
+    nm_grid_rec *sr = (nm_grid_rec *)nm_malloc((n ? n : 1) * sizeof *sr);
+    nm_span_fields *sf = (nm_span_fields *)nm_malloc((n ? n : 1) * sizeof *sf);
+    if (!s.t || !head || !sr || !sf) {
+        nm_free(s.t);
+        nm_free(head);
+        nm_free(sr);
+        nm_free(sf);
+        return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", n);
+    }
+    for (size_t r = 0; r < n; r++) head[recs[r].cell + 1]++;
+    for (size_t c = 0; c < cells; c++) head[c + 1] += head[c];
+    for (size_t r = 0; r < n; r++) {
+        size_t at = head[recs[r].cell]++;
+        sr[at] = recs[r];
+        sf[at] = fields[r];
+    }
+    nm_free(head);
+    s.nt = 1;
+    s.t[0] = (wtile){req->gx0, req->gy0, req->nx, 0, req->nx, 0, req->ny, 0, {sr, sf, n, sr, sf}, 0};
+    m.now = m.peak = n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
+    rc = build(req, &s, &m, w, err);
     if (rc) {
         nm_window_free(w);
         return rc;
     }
-    w->peak_bytes = m.peak;
-    w->peak_bytes_per_cell = (double)m.peak / ((double)req->nx * (double)req->ny);
-    w->build_ms = now_ms() - t0;
+    finish(w, &m, req, t0);
     return NM_OK;
 }
 
@@ -779,34 +1006,91 @@ int nm_window_build(const nm_window_request *req, nm_window *w, nm_error *err)
     int rc = check_request(req, err);
     if (rc) return rc;
     if (!req->grid) return nm_fail(err, NM_ERR_ARG, "window: request has no grid section");
+    if (req->bgrd_zone >= req->grid->zone_count)
+        return nm_fail(err, NM_ERR_ARG, "window: no grid zone %u", req->bgrd_zone);
+    if (req->gx0 < INT32_MIN || req->gy0 < INT32_MIN || req->gx0 + req->nx > INT32_MAX ||
+        req->gy0 + req->ny > INT32_MAX)
+        return nm_fail(err, NM_ERR_ARG, "window: origin (%lld, %lld) out of range", (long long)req->gx0,
+                       (long long)req->gy0);
     double t0 = now_ms();
     wmem m = {0, 0};
     nm_bgrd_out own;
     memset(&own, 0, sizeof own);
-    nm_bgrd_out *out = req->reuse ? req->reuse : &own;
-    /* Step 3: tiles meeting the window, decoded in parallel with the sidecar columns merged. */
-    if (req->gx0 < INT32_MIN || req->gy0 < INT32_MIN || req->gx0 + req->nx > INT32_MAX ||
-        req->gy0 + req->ny > INT32_MAX) {
-        return nm_fail(err, NM_ERR_ARG, "window: origin (%lld, %lld) out of range",
-                       (long long)req->gx0, (long long)req->gy0);
+    nm_bgrd_out *ws = req->reuse ? req->reuse : &own;
+    /* Step 3: the tiles whose own rectangle meets the window; those the engine's tile cache holds
+     * (or can take) are read in place, the others are decoded band by band in step 5. */
+    const nm_bgrd_zone *z = &req->grid->zones[req->bgrd_zone];
+    wsource s;
+    memset(&s, 0, sizeof s);
+    s.g = req->grid;
+    s.zone = req->bgrd_zone;
+    s.fields = req->fields;
+    s.workers = req->workers;
+    s.ws = ws;
+    s.wgx0 = req->gx0;
+    s.wgy0 = req->gy0;
+    uint32_t *ids = NULL;
+    nm_bgrd_tile_view *vs = NULL;
+    size_t sel_cap = 0;
+    for (uint32_t t = 0; t < z->tile_count; t++) {
+        const nm_bgrd_tile *e = &z->tiles[t];
+        int64_t ox0 = (int64_t)e->gx0 + e->px0 - req->gx0, ox1 = (int64_t)e->gx0 + e->px1 + 1 - req->gx0;
+        int64_t oy0 = (int64_t)e->gy0 + e->py0 - req->gy0, oy1 = (int64_t)e->gy0 + e->py1 + 1 - req->gy0;
+        if (ox1 <= 0 || ox0 >= req->nx || oy1 <= 0 || oy0 >= req->ny || e->records == 0) continue;
+        if (s.nt == sel_cap) {
+            sel_cap = sel_cap ? 2 * sel_cap : 64;
+            wtile *nt = (wtile *)nm_realloc(s.t, sel_cap * sizeof *nt);
+            if (!nt) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "window step 3: out of memory");
+                goto fail;
+            }
+            s.t = nt;
+        }
+        wtile *wt = &s.t[s.nt++];
+        memset(wt, 0, sizeof *wt);
+        wt->tgx0 = e->gx0;
+        wt->tgy0 = e->gy0;
+        wt->tnx = e->nx;
+        wt->x0 = (int32_t)(ox0 < 0 ? 0 : ox0);
+        wt->x1 = (int32_t)(ox1 > req->nx ? req->nx : ox1);
+        wt->y0 = (int32_t)(oy0 < 0 ? 0 : oy0);
+        wt->y1 = (int32_t)(oy1 > req->ny ? req->ny : oy1);
+        wt->id = t;
     }
-    rc = nm_bgrd_decode_rect(req->grid, req->bgrd_zone, (int32_t)req->gx0, (int32_t)req->gy0,
-                             (int32_t)(req->gx0 + req->nx), (int32_t)(req->gy0 + req->ny),
-                             req->fields, req->workers, out, err);
-    if (rc) {
-        nm_error_prefix(err, "window step 3");
-        nm_bgrd_out_free(&own);
-        return rc;
+    if (s.nt && ws->cache) {
+        ids = (uint32_t *)nm_malloc(s.nt * sizeof *ids);
+        vs = (nm_bgrd_tile_view *)nm_malloc(s.nt * sizeof *vs);
+        if (!ids || !vs) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "window step 3: out of memory");
+            goto fail;
+        }
+        for (size_t k = 0; k < s.nt; k++) ids[k] = s.t[k].id;
+        rc = nm_bgrd_view_tiles(req->grid, req->bgrd_zone, ids, s.nt, req->fields, ws->cache, req->workers, ws, vs,
+                                err);
+        if (rc) {
+            nm_error_prefix(err, "window step 3");
+            goto fail;
+        }
+        for (size_t k = 0; k < s.nt; k++)
+            if (vs[k].recs) s.t[k].v = vs[k]; /* held by the cache: nothing of the window's */
+        nm_free(ids);
+        nm_free(vs);
+        ids = NULL;
+        vs = NULL;
     }
-    m.now = m.peak = out->n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
-    rc = build(req, out->recs, out->fields, out->n, req->reuse ? NULL : &own, &m, w, err);
+    if (s.nt > 1) qsort(s.t, s.nt, sizeof *s.t, cmp_wtile);
+    rc = build(req, &s, &m, w, err);
     nm_bgrd_out_free(&own);
     if (rc) {
         nm_window_free(w);
         return rc;
     }
-    w->peak_bytes = m.peak;
-    w->peak_bytes_per_cell = (double)m.peak / ((double)req->nx * (double)req->ny);
-    w->build_ms = now_ms() - t0;
+    finish(w, &m, req, t0);
     return NM_OK;
+fail:
+    nm_free(ids);
+    nm_free(vs);
+    source_free(&s, &m);
+    nm_bgrd_out_free(&own);
+    return rc;
 }

@@ -12,7 +12,11 @@
  * x0 = gx0*kCS, y0 = gy0*kCS (the window's origin lies on the global cell lines). Heights in m.
  *
  * Memory (article 建窗的内存): the raster layers are nx*ny each; every array is released by the
- * stage that uses it last (set to NULL then) — nm_window_free frees whatever is left. */
+ * stage that uses it last (set to NULL then) — nm_window_free frees whatever is left. The
+ * records are read in place from the engine's tile cache (or decoded one band of tiles at a
+ * time), never copied into a window-wide table: the peak is the layers (8 B a cell, 9 during
+ * the build) and the span table (13 B a span with its component column, 9 after step 12,
+ * plus 5 B an occupied cell for the index built after that). */
 #ifndef NM_WINDOW_H
 #define NM_WINDOW_H
 
@@ -67,13 +71,16 @@ typedef struct nm_window {
     uint8_t *stepbits;       /* final forbidden steps of the cell: direction i of
                                 nm_grid_step_dx/dy, bit 2i forbids c -> c+d_i, bit 2i+1 forbids
                                 c+d_i -> c (restored from the main pack + sidecar) */
-    uint8_t *step_edges;     /* step-tax edges (kStepTax = 0: unused by the searches) */
+    /* (no step-tax layer: kStepTax = 0, the searches never read it, so the build keeps none) */
 
     /* ---- spans: every non-Fill span of the window except other regions' Ghosts ---- */
-    nm_span_table spans;     /* sorted by cell, then height; face bits; occ index */
+    nm_span_table spans;     /* sorted by cell, a cell's spans in stored order; face bits; occ
+                                index. sp_ins is not kept (NULL): Core is in sp_bits */
     uint8_t *sp_bits;        /* [spans.nspans] NM_SP_* */
-    uint32_t *sp_scc;        /* [spans.nspans] component in the region (1-based), 0 = none */
-    uint32_t *sp_rid;        /* [spans.nspans] global region id */
+    uint32_t *sp_scc;        /* [spans.nspans] component in the region (1-based), 0 = none; only
+                                the build reads it (step 12): NULL once the build returns */
+    /* (no region column: a span is this region's when vis3; the one reader of other regions'
+       ids, the ledge-hop search, reads them from the tiles: nm_window_record_is_span) */
     uint32_t seed_span;      /* the seed span (start side), in spans */
 
     /* ---- off-mesh links (both ends usable and inside the window) ---- */
@@ -102,17 +109,18 @@ typedef struct nm_window {
     uint32_t reach_comps;    /* components in the reach set after the link closure */
     /* free_step[k]: the build step (1..13 of 建窗) after which temporary k of NM_WTMP_* was
      * released (0 = never held); lets tests check the article's release order. */
-    uint8_t free_step[6];
+    uint8_t free_step[7];
 } nm_window;
 
 /* Temporaries of the build, in the article's release order (建窗的内存). */
 enum {
-    NM_WTMP_CELLHEAD = 0, /* per-cell list heads (counting sort of the records) */
-    NM_WTMP_RECORDS = 1,  /* the decoded record table */
+    NM_WTMP_CELLHEAD = 0, /* per-cell list heads: never held (the tiles are read in cell order) */
+    NM_WTMP_RECORDS = 1,  /* decoded records: tiles the cache does not hold, one band at a time */
     NM_WTMP_WALLS = 2,    /* boundary edges of the window before wall selection */
-    NM_WTMP_LH = 3,       /* lh: highest non-Ghost non-Fill height of the region per cell */
-    NM_WTMP_BITMAPS = 4,  /* stepbits (main), stepbits2, segbits */
-    NM_WTMP_SEGSRC = 5    /* kept walls + facade source lists (merged into segs) */
+    NM_WTMP_LH = 3,       /* lh of one row of a banded no-go polygon's box (held only for one) */
+    NM_WTMP_BITMAPS = 4,  /* the main step bits and segment bits per cell (one byte) */
+    NM_WTMP_SEGSRC = 5,   /* kept walls + facade source lists (merged into segs) */
+    NM_WTMP_SCC = 6       /* the span component column (reach set, step 12) */
 };
 
 void nm_window_free(nm_window *w); /* frees everything left; NULL-safe; zeroes *w */
@@ -154,8 +162,9 @@ typedef struct nm_window_request {
     const nm_nogo_disc *discs; uint32_t ndiscs;
     nm_fall_gate gate;
     int workers;                    /* tile decode threads (0 = default); output independent */
-    nm_bgrd_out *reuse;             /* optional decode buffer kept by the caller (not freed);
-                                       NULL = a buffer owned and released by the build */
+    nm_bgrd_out *reuse;             /* optional decode scratch kept by the caller (not freed); its
+                                       cache (when set) holds the tiles the build reads in place.
+                                       NULL = scratch of the build's own, no cache */
 } nm_window_request;
 
 /* Step 1 of 建窗: nx = ceil((x1 - x0)/kCS), global origin round(x0/kCS) (on the global cell
@@ -175,6 +184,12 @@ int nm_window_build(const nm_window_request *req, nm_window *w, nm_error *err);
  * contiguous and in canonical order; fields required. The arrays are only read. */
 int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *recs,
                             const nm_span_fields *fields, size_t n, nm_window *w, nm_error *err);
+
+/* Whether a decoded record of global cell (gx, gy) enters the span table of a window of `region`
+ * (建窗 step 5: its flags after FOPN hold no Fill, and an other region's record no Ghost): a
+ * cell's spans are its records in stored order that pass this test. fields may be NULL. */
+bool nm_window_record_is_span(const nm_bnvf *fields, uint16_t zone_id, uint32_t region,
+                              const nm_grid_rec *r, int64_t gx, int64_t gy);
 
 /* Even-odd point-in-ring test (cell centre test of the no-go polygons). */
 bool nm_nogo_poly_contains(const nm_nogo_poly *p, double x, double y);

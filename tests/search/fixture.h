@@ -74,7 +74,6 @@ static int fx_build(nm_window *w, const char *const *rows, int ny, bool steps)
     const uint32_t ns = w->spans.nspans;
     w->sp_bits = calloc(ns + 1, 1);
     w->sp_scc = calloc(ns + 1, sizeof *w->sp_scc);
-    w->sp_rid = calloc(ns + 1, sizeof *w->sp_rid);
     for (size_t c = 0; c < nc; c++) {
         uint32_t f, n = nm_span_cell_spans(&w->spans, (uint32_t)c, &f);
         w->lay[c] = w->core[c] = (uint8_t)(n > 0);
@@ -83,7 +82,6 @@ static int fx_build(nm_window *w, const char *const *rows, int ny, bool steps)
     for (uint32_t k = 0; k < ns; k++) {
         w->sp_bits[k] = NM_SP_VIS3 | NM_SP_REACH | NM_SP_WALK | NM_SP_CORE;
         w->sp_scc[k] = 1;
-        w->sp_rid[k] = 1;
     }
     if ((rc = nm_grid_clearance(nx, ny, obst, q, 1, &err)))
         return rc;
@@ -95,7 +93,7 @@ static int fx_build(nm_window *w, const char *const *rows, int ny, bool steps)
         for (size_t c = 0; c < nc; c++) {
             uint32_t f, n = nm_span_cell_spans(&w->spans, (uint32_t)c, &f);
             if (n)
-                w->stepbits[c] = nm_grid_step_bits(&w->spans, NULL, w->sp_rid, f);
+                w->stepbits[c] = nm_grid_step_bits(&w->spans, NULL, NULL, f) /* one region */;
         }
     free(obst);
     free(q);
@@ -111,7 +109,6 @@ static void fx_free(nm_window *w)
     free(w->stepbits);
     free(w->sp_bits);
     free(w->sp_scc);
-    free(w->sp_rid);
     free(w->links);
     nm_span_table_free(&w->spans);
     memset(w, 0, sizeof *w);

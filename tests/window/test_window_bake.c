@@ -1,6 +1,8 @@
 /* test_window_bake.c — buildWindow on a level baked by tools/navbake (real BGRD + BNVF): the
  * other region's deck stays in the span table with vis3 = 0, the floor's boundary edges are kept
- * as walls, the reach set covers the floor, and the window does not depend on the worker count. */
+ * as walls, the reach set covers the floor, the window does not depend on the worker count, and
+ * tiles read in place (from the cache, or decoded band by band) give the window of the decoded
+ * record table within 24 B a cell. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +23,13 @@ typedef struct baked {
     nm_zone_clean *zc;
 } baked;
 
-static void bake(baked *b)
+static void bake_obj(baked *b, bool big);
+
+static void bake(baked *b) { bake_obj(b, false); }
+
+/* big: a 140 x 140 m floor of 10 m squares (560 x 560 cells: four tiles of 512) with the deck
+ * over the tile corner at (128, 128) px, so windows cross tile seams both ways. */
+static void bake_obj(baked *b, bool big)
 {
     const char *root = getenv("NM_BUILD_ROOT");
     snprintf(g_dir, sizeof g_dir, "/tmp/nm_window_bake_XXXXXX");
@@ -31,16 +39,20 @@ static void bake(baked *b)
     FILE *f = fopen(obj, "w");
     cr_assert_not_null(f);
     /* a 20 x 12 m floor (1 m squares) and a deck at 10 m over u in [4, 10], v in [2, 6] */
+    const int W = big ? 14 : 20, H = big ? 14 : 12, S = big ? 10 : 1;
     fprintf(f, "g floor\n");
-    for (int z = 0; z <= 12; z++)
-        for (int x = 0; x <= 20; x++) fprintf(f, "v %d 0 %d\n", x, -z);
-    for (int z = 0; z < 12; z++)
-        for (int x = 0; x < 20; x++) {
-            int a = z * 21 + x + 1, c = a + 21;
+    for (int z = 0; z <= H; z++)
+        for (int x = 0; x <= W; x++) fprintf(f, "v %d 0 %d\n", x * S, -z * S);
+    for (int z = 0; z < H; z++)
+        for (int x = 0; x < W; x++) {
+            int a = z * (W + 1) + x + 1, c = a + W + 1;
             fprintf(f, "f %d %d %d\nf %d %d %d\n", a, c, a + 1, a + 1, c, c + 1);
         }
-    int d0 = 21 * 13 + 1;
-    fprintf(f, "g deck\nv 4 10 -2\nv 10 10 -2\nv 4 10 -6\nv 10 10 -6\n");
+    int d0 = (W + 1) * (H + 1) + 1;
+    if (big)
+        fprintf(f, "g deck\nv 120 10 -120\nv 136 10 -120\nv 120 10 -136\nv 136 10 -136\n");
+    else
+        fprintf(f, "g deck\nv 4 10 -2\nv 10 10 -2\nv 4 10 -6\nv 10 10 -6\n");
     fprintf(f, "f %d %d %d\nf %d %d %d\n", d0, d0 + 2, d0 + 1, d0 + 1, d0 + 2, d0 + 3);
     fclose(f);
     char zone[600];
@@ -79,7 +91,11 @@ static void unbake(baked *b)
     }
 }
 
-static void request(baked *b, nm_window_request *r, int workers)
+static void request_px(baked *b, nm_window_request *r, int workers, double x0, double y0, double x1, double y1);
+
+static void request(baked *b, nm_window_request *r, int workers) { request_px(b, r, workers, -2, -2, 22, 14); }
+
+static void request_px(baked *b, nm_window_request *r, int workers, double x0, double y0, double x1, double y1)
 {
     memset(r, 0, sizeof *r);
     r->grid = &b->grid;
@@ -89,7 +105,7 @@ static void request(baked *b, nm_window_request *r, int workers)
     r->zone_id = b->pack.zones[0].id;
     r->zc = b->zc;
     nm_error err = {0};
-    cr_assert_eq(nm_window_frame_px(-2, -2, 22, 14, r, &err), NM_OK);
+    cr_assert_eq(nm_window_frame_px(x0, y0, x1, y1, r, &err), NM_OK);
     r->workers = workers;
     /* seed: the floor at (1.1, 1.1) px — pick it from a patch like the planner does */
     nm_bgrd_out p;
@@ -125,7 +141,7 @@ Test(window_bake, deck_spans_stay_with_vis3_zero_walls_kept_reach_covers_floor, 
     /* every floor span with a component reaches (one open floor) */
     uint32_t vis = 0, reach = 0;
     for (uint32_t k = 0; k < w.spans.nspans; k++) {
-        if (!(w.sp_bits[k] & NM_SP_VIS3) || w.sp_scc[k] == 0) continue;
+        if (!(w.sp_bits[k] & NM_SP_VIS3)) continue;
         vis++;
         reach += (w.sp_bits[k] & NM_SP_REACH) != 0;
     }
@@ -155,7 +171,6 @@ Test(window_bake, window_does_not_depend_on_the_worker_count, .timeout = 120)
     cr_assert_eq(a.spans.nspans, c.spans.nspans);
     cr_expect_eq(memcmp(a.spans.sp_h, c.spans.sp_h, a.spans.nspans * sizeof(float)), 0);
     cr_expect_eq(memcmp(a.sp_bits, c.sp_bits, a.spans.nspans), 0);
-    cr_expect_eq(memcmp(a.sp_scc, c.sp_scc, a.spans.nspans * sizeof(uint32_t)), 0);
     cr_assert_eq(a.nsegs, c.nsegs);
     for (uint32_t k = 0; k < a.nsegs; k++)
         cr_expect(a.segs[k].ax == c.segs[k].ax && a.segs[k].ay == c.segs[k].ay && a.segs[k].bx == c.segs[k].bx &&
@@ -164,5 +179,92 @@ Test(window_bake, window_does_not_depend_on_the_worker_count, .timeout = 120)
     cr_expect_eq(a.seed_span, c.seed_span);
     nm_window_free(&a);
     nm_window_free(&c);
+    unbake(&b);
+}
+
+static void expect_same_window(const nm_window *a, const nm_window *c, const char *what)
+{
+    size_t cells = (size_t)a->win.nx * (size_t)a->win.ny;
+    cr_assert_eq(a->win.nx, c->win.nx, "%s", what);
+    cr_assert_eq(a->win.ny, c->win.ny, "%s", what);
+    cr_expect_eq(memcmp(a->lay, c->lay, cells), 0, "%s: lay", what);
+    cr_expect_eq(memcmp(a->core, c->core, cells), 0, "%s: core", what);
+    cr_expect_eq(memcmp(a->dist, c->dist, cells * sizeof(float)), 0, "%s: dist", what);
+    cr_expect_eq(memcmp(a->medial, c->medial, cells), 0, "%s: medial", what);
+    cr_expect_eq(memcmp(a->stepbits, c->stepbits, cells), 0, "%s: stepbits", what);
+    cr_assert_eq(a->spans.nspans, c->spans.nspans, "%s: spans", what);
+    cr_assert_eq(a->spans.nocc, c->spans.nocc, "%s: occupied cells", what);
+    cr_expect_eq(memcmp(a->spans.sp_cell, c->spans.sp_cell, a->spans.nspans * sizeof(uint32_t)), 0, "%s: sp_cell", what);
+    cr_expect_eq(memcmp(a->spans.sp_h, c->spans.sp_h, a->spans.nspans * sizeof(float)), 0, "%s: sp_h", what);
+    cr_expect_eq(memcmp(a->sp_bits, c->sp_bits, a->spans.nspans), 0, "%s: sp_bits", what);
+    cr_expect_eq(memcmp(a->spans.cs, c->spans.cs, (a->spans.nocc + 1) * sizeof(uint32_t)), 0, "%s: cs", what);
+    cr_expect_eq(memcmp(a->spans.face, c->spans.face, a->spans.nocc), 0, "%s: face", what);
+    cr_expect_eq(memcmp(a->spans.occ_bits, c->spans.occ_bits, (cells + 63) / 64 * sizeof(uint64_t)), 0, "%s: occ", what);
+    cr_assert_eq(a->nsegs, c->nsegs, "%s: segments", what);
+    for (uint32_t k = 0; k < a->nsegs; k++)
+        cr_expect(a->segs[k].ax == c->segs[k].ax && a->segs[k].ay == c->segs[k].ay && a->segs[k].bx == c->segs[k].bx &&
+                      a->segs[k].by == c->segs[k].by && a->segs[k].kind == c->segs[k].kind,
+                  "%s: segment %u", what, k);
+    cr_expect_eq(a->seed_span, c->seed_span, "%s: seed span", what);
+    cr_expect_eq(a->reach_comps, c->reach_comps, "%s: reach set", what);
+}
+
+Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_table, .timeout = 240)
+{
+    baked b;
+    memset(&b, 0, sizeof b);
+    bake_obj(&b, true);
+    cr_assert_geq(b.grid.zones[0].tile_count, 4, "the world spans several tiles");
+    /* a window off the tile lines, crossing the seams at 128 px both ways */
+    nm_window_request r;
+    request_px(&b, &r, 2, 0.6, 0.9, 139, 137.6);
+    nm_error err = {0};
+    /* the oracle: the rectangle decoded into one record table (window cell numbers) */
+    nm_bgrd_out out;
+    memset(&out, 0, sizeof out);
+    cr_assert_eq(nm_bgrd_decode_rect(&b.grid, 0, (int32_t)r.gx0, (int32_t)r.gy0, (int32_t)(r.gx0 + r.nx),
+                                     (int32_t)(r.gy0 + r.ny), &b.fields, 1, &out, &err),
+                 NM_OK, "%s", err.msg);
+    nm_window want;
+    cr_assert_eq(nm_window_build_records(&r, out.recs, out.fields, out.n, &want, &err), NM_OK, "%s", err.msg);
+    nm_bgrd_out_free(&out);
+    cr_expect_gt(want.spans.nspans, 250000);
+    /* no cache: every tile decoded band by band into the build's own buffers */
+    nm_window w;
+    cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
+    expect_same_window(&want, &w, "no cache");
+    nm_window_free(&w);
+    /* a cache that holds every tile (filled by the first build, read by the second) */
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    nm_bgrd_out ws;
+    memset(&ws, 0, sizeof ws);
+    ws.cache = &cache;
+    r.reuse = &ws;
+    /* read in place, the window holds only its layers and span table: <= 24 B a cell (the
+     * record table made it ~57 here) */
+    for (int round = 0; round < 2; round++) {
+        cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
+        expect_same_window(&want, &w, round ? "cache hits" : "cache filled");
+        cr_expect_leq(w.peak_bytes_per_cell, 24.0, "peak %.2f bytes a cell", w.peak_bytes_per_cell);
+        nm_window_free(&w);
+    }
+    cr_expect_gt(cache.hits, 0);
+    nm_bgrd_cache_free(&cache);
+    /* a cache with room for one tile: some tiles read in place, the others decoded by the build */
+    memset(&cache, 0, sizeof cache);
+    size_t one = 0;
+    for (uint32_t t = 0; t < b.grid.zones[0].tile_count; t++) {
+        size_t bytes = b.grid.zones[0].tiles[t].records * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
+        if (bytes > one) one = bytes;
+    }
+    cache.budget = one;
+    ws.cache = &cache;
+    cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
+    expect_same_window(&want, &w, "cache of one tile");
+    nm_window_free(&w);
+    nm_bgrd_cache_free(&cache);
+    nm_bgrd_out_free(&ws);
+    nm_window_free(&want);
     unbake(&b);
 }
