@@ -299,8 +299,10 @@ static uint32_t judge_pairs(const zone_work *zw, uint32_t k, pair_fn fn, void *c
         int slot = 0;
         for (uint32_t s = first; s < first + cnt; s++) {
             if (zw->rid[s] != r) continue;
-            bool f = nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
-            bool b = nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
+            bool f = nm_grid_rise_gentle(T->sp_h[k], T->sp_h[s]) ||
+                     nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
+            bool b = nm_grid_rise_gentle(T->sp_h[s], T->sp_h[k]) ||
+                     nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
             if (slot >= 2) over = 1;
             fn(ctx, k, s, d * 2 + (slot < 2 ? slot : 1), f, b);
             slot++;

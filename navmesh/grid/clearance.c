@@ -196,18 +196,21 @@ static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
     return dx * dx + dy * dy;
 }
 
-/* Cell (i, j) takes the source of its neighbour (i + di, j + dj) when strictly nearer. */
-static void take(ns_state *s, int32_t i, int32_t j, int di, int dj)
+/* Cell (i, j), holding source *cur (squared distance *curd, -1 until needed), takes the source
+ * cand of a neighbour when strictly nearer. A neighbour with the same source cannot be nearer,
+ * so it costs no distance (open ground: most neighbours share their source). */
+static inline void take(const ns_state *s, int32_t i, int32_t j, int32_t cand, int32_t *cur,
+                        int64_t *curd)
 {
-    int32_t a = i + di, b = j + dj;
-    if (a < 0 || b < 0 || a >= s->nx || b >= s->ny)
+    if (cand < 0 || cand == *cur)
         return;
-    int32_t cand = s->src[(size_t)b * (size_t)s->nx + (size_t)a];
-    if (cand < 0)
-        return;
-    int32_t *cur = &s->src[(size_t)j * (size_t)s->nx + (size_t)i];
-    if (*cur < 0 || src_d2(s, i, j, cand) < src_d2(s, i, j, *cur))
+    int64_t d = src_d2(s, i, j, cand);
+    if (*cur >= 0 && *curd < 0)
+        *curd = src_d2(s, i, j, *cur);
+    if (*cur < 0 || d < *curd) {
         *cur = cand;
+        *curd = d;
+    }
 }
 
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
@@ -222,25 +225,47 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     ns_state s = {nx, ny, src, 1.0 / (double)nx};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
+        int32_t *row = src + (size_t)j * (size_t)nx, *up = j > 0 ? row - nx : NULL;
         for (int32_t i = 0; i < nx; i++) {
-            take(&s, i, j, 0, -1);
-            take(&s, i, j, -1, -1);
-            take(&s, i, j, 1, -1);
-            take(&s, i, j, -1, 0);
+            int32_t cur = row[i];
+            int64_t curd = -1;
+            if (up) {
+                take(&s, i, j, up[i], &cur, &curd);
+                if (i > 0)
+                    take(&s, i, j, up[i - 1], &cur, &curd);
+                if (i + 1 < nx)
+                    take(&s, i, j, up[i + 1], &cur, &curd);
+            }
+            if (i > 0)
+                take(&s, i, j, row[i - 1], &cur, &curd);
+            row[i] = cur;
         }
-        for (int32_t i = nx - 1; i >= 0; i--)
-            take(&s, i, j, 1, 0);
+        for (int32_t i = nx - 2; i >= 0; i--) {
+            int64_t curd = -1;
+            take(&s, i, j, row[i + 1], &row[i], &curd);
+        }
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
+        int32_t *row = src + (size_t)j * (size_t)nx, *dn = j + 1 < ny ? row + nx : NULL;
         for (int32_t i = nx - 1; i >= 0; i--) {
-            take(&s, i, j, 0, 1);
-            take(&s, i, j, -1, 1);
-            take(&s, i, j, 1, 1);
-            take(&s, i, j, 1, 0);
+            int32_t cur = row[i];
+            int64_t curd = -1;
+            if (dn) {
+                take(&s, i, j, dn[i], &cur, &curd);
+                if (i > 0)
+                    take(&s, i, j, dn[i - 1], &cur, &curd);
+                if (i + 1 < nx)
+                    take(&s, i, j, dn[i + 1], &cur, &curd);
+            }
+            if (i + 1 < nx)
+                take(&s, i, j, row[i + 1], &cur, &curd);
+            row[i] = cur;
         }
-        for (int32_t i = 0; i < nx; i++)
-            take(&s, i, j, -1, 0);
+        for (int32_t i = 1; i < nx; i++) {
+            int64_t curd = -1;
+            take(&s, i, j, row[i - 1], &row[i], &curd);
+        }
     }
     return NM_OK;
 }
@@ -280,8 +305,8 @@ int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *me
                     if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
                         continue;
                     size_t o = (size_t)b * (size_t)nx + (size_t)a;
-                    if (obst[o] || src[o] < 0)
-                        continue;
+                    if (obst[o] || src[o] < 0 || src[o] == src[c])
+                        continue; /* the same source is at distance 0 */
                     int64_t ox, oy;
                     cell_ij(src[o], nx, inv_nx, &ox, &oy);
                     int64_t ex = ox - fx, ey = oy - fy;
