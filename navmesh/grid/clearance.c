@@ -36,7 +36,8 @@ typedef struct edt_job {
 /* Row pass for a band of rows: the lower envelope of g(x+k)^2 + k^2 over |k| <= 49, taken as a
  * direct minimum because the clearance is capped. Two exact shortcuts keep it near O(1) a cell:
  * when g(x) is the least g of the whole window (open ground, a column cap everywhere) the minimum
- * is g(x)^2 at k = 0; otherwise the scan walks outward and stops once k^2 alone reaches the best. */
+ * is g(x)^2 at k = 0; otherwise the scan walks outward and stops once the window's least g squared
+ * plus k^2 reaches the best. */
 static int edt_rows(void *ctx, size_t chunk)
 {
     const edt_job *jb = ctx;
@@ -67,8 +68,11 @@ static int edt_rows(void *ctx, size_t chunk)
                 continue;
             }
             uint32_t best = (uint32_t)g[x] * g[x];
-            if (g[dq[head]] < g[x]) {
-                for (int32_t k = 1; k <= EDT_R && (uint32_t)(k * k) < best; k++) {
+            uint32_t gm = g[dq[head]];
+            if (gm < g[x]) {
+                /* every term further out is at least gm^2 + k^2: stop once that reaches best */
+                gm *= gm;
+                for (int32_t k = 1; k <= EDT_R && gm + (uint32_t)(k * k) < best; k++) {
                     uint32_t kk = (uint32_t)(k * k);
                     if (x - k >= 0) {
                         uint32_t v = (uint32_t)g[x - k] * g[x - k] + kk;
@@ -272,6 +276,35 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
 
 /* ---- MedialAxis ----------------------------------------------------------------------------- */
 
+bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, int32_t j)
+{
+    /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
+    const double lc = NM_kClrLambda / NM_kCS;
+    const int64_t T = (int64_t)ceil(lc * lc);
+    const double inv_nx = 1.0 / (double)nx;
+    size_t c = (size_t)j * (size_t)nx + (size_t)i;
+    /* an obstacle cell is its own source; a free cell's source is some other cell */
+    if (src[c] < 0 || (size_t)src[c] == c)
+        return false;
+    int64_t fx, fy;
+    cell_ij(src[c], nx, inv_nx, &fx, &fy);
+    for (int dj = -1; dj <= 1; dj++)
+        for (int di = -1; di <= 1; di++) {
+            int32_t a = i + di, b = j + dj;
+            if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
+                continue;
+            size_t o = (size_t)b * (size_t)nx + (size_t)a;
+            if (src[o] < 0 || (size_t)src[o] == o || src[o] == src[c])
+                continue; /* no source, an obstacle, or the same source (distance 0) */
+            int64_t ox, oy;
+            cell_ij(src[o], nx, inv_nx, &ox, &oy);
+            int64_t ex = ox - fx, ey = oy - fy;
+            if (ex * ex + ey * ey >= T)
+                return true;
+        }
+    return false;
+}
+
 int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
                         nm_error *err)
 {
@@ -287,35 +320,9 @@ int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *me
         nm_free(src);
         return rc;
     }
-    /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
-    const double lc = NM_kClrLambda / NM_kCS;
-    const int64_t T = (int64_t)ceil(lc * lc);
-    memset(medial, 0, n);
-    const double inv_nx = 1.0 / (double)nx;
     for (int32_t j = 0; j < ny; j++)
-        for (int32_t i = 0; i < nx; i++) {
-            size_t c = (size_t)j * (size_t)nx + (size_t)i;
-            if (obst[c] || src[c] < 0)
-                continue;
-            int64_t fx, fy;
-            cell_ij(src[c], nx, inv_nx, &fx, &fy);
-            for (int dj = -1; dj <= 1 && !medial[c]; dj++)
-                for (int di = -1; di <= 1; di++) {
-                    int32_t a = i + di, b = j + dj;
-                    if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
-                        continue;
-                    size_t o = (size_t)b * (size_t)nx + (size_t)a;
-                    if (obst[o] || src[o] < 0 || src[o] == src[c])
-                        continue; /* the same source is at distance 0 */
-                    int64_t ox, oy;
-                    cell_ij(src[o], nx, inv_nx, &ox, &oy);
-                    int64_t ex = ox - fx, ey = oy - fy;
-                    if (ex * ex + ey * ey >= T) {
-                        medial[c] = 1;
-                        break;
-                    }
-                }
-        }
+        for (int32_t i = 0; i < nx; i++)
+            medial[(size_t)j * (size_t)nx + (size_t)i] = nm_grid_medial_cell(nx, ny, src, i, j);
     nm_free(src);
     return NM_OK;
 }

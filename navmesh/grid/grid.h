@@ -222,6 +222,10 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
  * Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
 int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
                         nm_error *err);
+/* MedialAxis at cell (i, j) from NearestSource's output src alone (an obstacle cell is its own
+ * source): the same value nm_grid_medial_axis gives there, without the obstacle mask, so a caller
+ * can free the mask once the sources are known. [Limits: 0 <= i < nx, 0 <= j < ny] */
+bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, int32_t j);
 
 /* ---- vertical reachability (垂直可达判据) ---------------------------------------------------- */
 /* Fall gate (FallGate): asked about a ledge drop (take-off cell/height -> landing cell/height,
