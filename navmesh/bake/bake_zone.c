@@ -35,7 +35,6 @@ typedef struct zone_work {
     uint32_t nreg;
     uint8_t *sflags;        /* per span: record flags (Dead from StampWalls, then Core / Walk) */
     uint16_t *sclr, *sclr2d;
-    uint8_t *smedial;
     uint8_t *ssteps;
     int32_t *bbox;               /* per region: i0, j0, i1, j1 (inclusive) */
     nm_grid_wall *walls; size_t nwalls;
@@ -128,14 +127,17 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
 }
 
 #define LAYER_REAL 2
-#define SPAN_INS 0x80 /* sflags until step 5: the span's ins bit (no record flag uses it) */
+/* Bit 7 of sflags (no record flag uses it): the span's ins bit until step 5 turns it into Core,
+ * then the span's medial bit (one per-span column less each) */
+#define SPAN_INS 0x80
+#define SPAN_MEDIAL 0x80
 
 /* Which per-span column spans_to_column writes from a window array. */
 enum { COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
 
 /* Writes one per-span column for the spans of region r from its window array a: flags from the
- * Core mask (bytes; Dead kept), clr and clr2d = clr - sealed clearance (uint16), medial from the
- * nearest sources (int32). clr2d and medial are written only where not 0 (sparse columns). */
+ * Core mask (bytes; Dead kept), clr and clr2d = clr - sealed clearance (uint16), the medial bit from
+ * the nearest sources (int32). clr2d is written only where not 0 (a sparse column). */
 static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
                             int32_t lh, const void *a, int col)
 {
@@ -159,7 +161,7 @@ static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0,
                     if (zw->sclr[k] != a16[l]) zw->sclr2d[k] = (uint16_t)(zw->sclr[k] - a16[l]);
                     break;
                 default:
-                    if (nm_grid_medial_cell(lw, lh, a, i - li0, j - lj0)) zw->smedial[k] = 1;
+                    if (nm_grid_medial_cell(lw, lh, a, i - li0, j - lj0)) zw->sflags[k] |= SPAN_MEDIAL;
                     break;
                 }
             }
@@ -550,7 +552,7 @@ static void zw_free(zone_work *zw)
 {
     nm_span_table_free(&zw->T);
     nm_free(zw->rid); nm_free(zw->sflags); nm_free(zw->sclr);
-    nm_free(zw->sclr2d); nm_free(zw->smedial); nm_free(zw->ssteps);
+    nm_free(zw->sclr2d); nm_free(zw->ssteps);
     nm_free(zw->bbox); nm_free(zw->walls);
     nm_free(zw->kw_start); nm_free(zw->kw_list);
     if (zw->rout)
@@ -641,7 +643,7 @@ static void *shrink_col(void *p, size_t bytes)
 
 /* Step 9's columns, each from its per-span source, in an order that frees the sources before the
  * next column is made: seg (then the span table's lookup index), clr2d and medial, components (in
- * place over the span components), the cell index, the records. */
+ * place over the span components), the records, the cell index. */
 static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
 {
     const uint32_t ns = zw->T.nspans;
@@ -699,7 +701,7 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
             uint8_t m;
             if (nat_next(&it, &k, &g)) {
                 c2 = zw->sclr2d[k];
-                m = zw->smedial[k];
+                m = zw->sflags[k] & SPAN_MEDIAL ? 1 : 0;
             } else {
                 c2 = g->clr2d;
                 m = g->medial;
@@ -709,7 +711,6 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
         }
     }
     nm_free(zw->sclr2d); zw->sclr2d = NULL;
-    nm_free(zw->smedial); zw->smedial = NULL;
 
     /* components, in place over the span components: record i >= its span k, so filling from
      * the last record down never overwrites a span component still to be read (a Ghost's source
@@ -730,12 +731,6 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
         }
     }
     nm_scc_free(scc);
-
-    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
-    if (!Z->cell_start) goto nomem;
-    for (uint32_t k = 0; k < ns; k++) Z->cell_start[sp_cell[k] + 1]++;
-    for (size_t g = 0; g < G; g++) Z->cell_start[gall[g].cell + 1]++;
-    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
 
     /* the records themselves, filled from the last one down: every SHRINK_STEP records the used
      * tails of the six per-span sources are given back (realloc to the part still to be read),
@@ -761,7 +756,7 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
                 o->rid = zw->rid[k];
                 o->h = zw->T.sp_h[k];
                 o->clr = zw->sclr[k];
-                o->flags = zw->sflags[k];
+                o->flags = (uint8_t)(zw->sflags[k] & ~SPAN_MEDIAL);
                 o->steps = zw->ssteps[k];
                 if (k % SHRINK_STEP == 0 && k) {
                     zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);
@@ -781,6 +776,11 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
     nm_free(gall); gall = NULL;
     nm_free(gord); gord = NULL;
     nm_span_table_free(&zw->T); /* last use */
+    /* the cell index from the records' own cells, once their sources are gone */
+    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
+    if (!Z->cell_start) goto nomem;
+    for (size_t i = 0; i < nrec; i++) Z->cell_start[(uint32_t)Z->recs[i].cell + 1]++;
+    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
     Z->steps2x = nm_calloc(nrec + 1, 1);
     Z->tax = nm_calloc(nrec + 1, 1);
     if (!Z->steps2x || !Z->tax) goto nomem;
@@ -1102,7 +1102,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     progress(opts, "regions", 0.25);
     zw.rid = nm_malloc((size_t)ns * sizeof *zw.rid + 4);
     if (!zw.rid) NOMEM("regions");
-    rc = nm_grid_label_regions(T, zw.rid, &zw.nreg, err);
+    rc = nm_grid_label_regions(T, opts->workers, zw.rid, &zw.nreg, err);
     if (rc == NM_OK) rc = nm_bake_link_regions(zc, &Z, T, zw.rid, &zw.nreg, err);
     if (rc != NM_OK) goto fail_op;
     Z.global_regions = zw.nreg;
@@ -1217,11 +1217,10 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     progress(opts, "regions fields", 0.4);
     zw.sclr = nm_calloc((size_t)ns + 1, sizeof *zw.sclr);
     zw.sclr2d = nm_calloc((size_t)ns + 1, sizeof *zw.sclr2d);
-    zw.smedial = nm_calloc((size_t)ns + 1, 1);
     zw.ssteps = nm_calloc((size_t)ns + 1, 1);
     zw.rout = nm_calloc((size_t)zw.nreg + 1, sizeof *zw.rout);
     zw.errs = nm_calloc((size_t)zw.nreg + 1, sizeof *zw.errs);
-    if (!zw.sclr || !zw.sclr2d || !zw.smedial || !zw.ssteps || !zw.rout || !zw.errs)
+    if (!zw.sclr || !zw.sclr2d || !zw.ssteps || !zw.rout || !zw.errs)
         NOMEM("fields");
     {
         int wk = nm_workers_for((size_t)ns, opts->workers);

@@ -27,9 +27,8 @@ float nm_grid_clearance_px(uint16_t q)
 
 typedef struct edt_job {
     int32_t nx, ny;
-    const uint16_t *g; /* column distances, capped */
     const uint8_t *obst;
-    uint16_t *q;
+    uint16_t *q;       /* in: column distances, capped; out: the clearance (row by row) */
     size_t rows_per_chunk;
 } edt_job;
 
@@ -46,11 +45,15 @@ static int edt_rows(void *ctx, size_t chunk)
         j1 = (size_t)jb->ny;
     const int32_t nx = jb->nx;
     int32_t *dq = nm_malloc((size_t)nx * sizeof *dq); /* sliding-window minimum, indices */
-    if (!dq)
+    uint16_t *g = nm_malloc((size_t)nx * sizeof *g);  /* the row's column distances */
+    if (!dq || !g) {
+        nm_free(dq);
+        nm_free(g);
         return NM_ERR_NOMEM;
+    }
     for (size_t j = j0; j < j1; j++) {
-        const uint16_t *g = jb->g + j * (size_t)nx;
         uint16_t *q = jb->q + j * (size_t)nx;
+        memcpy(g, q, (size_t)nx * sizeof *g);
         const uint8_t *ob = jb->obst + j * (size_t)nx;
         size_t head = 0, tail = 0;
         int32_t next = 0; /* next index to enter the window */
@@ -90,6 +93,7 @@ static int edt_rows(void *ctx, size_t chunk)
         }
     }
     nm_free(dq);
+    nm_free(g);
     return NM_OK;
 }
 
@@ -146,23 +150,18 @@ int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, 
     if (rc)
         return rc;
     size_t n = (size_t)nx * (size_t)ny;
-    uint16_t *g = nm_malloc(n * sizeof *g);
-    if (!g)
-        return nm_fail(err, NM_ERR_NOMEM, "Clearance: %zu cells", n);
     /* Column pass: cells to the nearest obstacle above or below in the same column, capped at
      * 196; outside the window counts as free, so a column without obstacles stays at the cap.
-     * Run over strips of columns, row by row (the array is row-major), in parallel. */
-    col_job cj = {nx, ny, obst, g, COL_STRIP};
+     * Run over strips of columns, row by row (the array is row-major), in parallel. The column
+     * distances go into q itself: the row pass reads one row at a time (copied first). */
+    col_job cj = {nx, ny, obst, q, COL_STRIP};
     size_t strips = ((size_t)nx + COL_STRIP - 1) / COL_STRIP;
     rc = nm_parallel_chunks(strips, nm_workers_for(n, workers), edt_cols, &cj);
-    if (rc) {
-        nm_free(g);
+    if (rc)
         return nm_fail(err, rc, "Clearance: column pass failed");
-    }
-    edt_job jb = {nx, ny, g, obst, q, 64};
+    edt_job jb = {nx, ny, obst, q, 64};
     size_t chunks = ((size_t)ny + jb.rows_per_chunk - 1) / jb.rows_per_chunk;
     rc = nm_parallel_chunks(chunks, nm_workers_for(n, workers), edt_rows, &jb);
-    nm_free(g);
     if (rc)
         return nm_fail(err, rc, "Clearance: row pass failed");
     return NM_OK;

@@ -173,9 +173,9 @@ int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *sample
 /* ---- regions (类号) ------------------------------------------------------------------------- */
 /* LabelRegions: union-find over spans; the spans of cell c and of its +x and +y neighbours are
  * linked when |h_u - h_v| <= kClimb. rid[k] (caller array of t->nspans) receives 1-based region
- * numbers, numbered in order of each region's first span. *nregions gets the count.
- * Errors: NM_ERR_NOMEM. */
-int nm_grid_label_regions(const nm_span_table *t, uint32_t *rid, uint32_t *nregions,
+ * numbers, numbered in order of each region's first span. *nregions gets the count. `workers` as
+ * for nm_workers_for; the output does not depend on it. Errors: NM_ERR_NOMEM. */
+int nm_grid_label_regions(const nm_span_table *t, int workers, uint32_t *rid, uint32_t *nregions,
                           nm_error *err);
 
 /* ---- core morphology (填洞与合缝) ----------------------------------------------------------- */
