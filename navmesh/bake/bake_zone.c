@@ -135,23 +135,32 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
 /* Which per-span column spans_to_column writes from a window array. */
 enum { COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
 
-/* Writes one per-span column for the spans of region r from its window array a: flags from the
- * Core mask (bytes; Dead kept), clr and clr2d = clr - sealed clearance (uint16), the medial bit from
- * the nearest sources (int32). clr2d is written only where not 0 (a sparse column). */
-static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
-                            int32_t lh, const void *a, int col)
+typedef struct column_job {
+    zone_work *zw;
+    uint32_t r;
+    int32_t li0, lj0, lw, lh;
+    const void *a;
+    int col;
+} column_job;
+#define COLUMN_ROWS 64 /* box rows per parallel chunk */
+
+static int column_rows(void *ctx, size_t chunk)
 {
+    const column_job *cj = ctx;
+    zone_work *zw = cj->zw;
     const nm_span_table *T = &zw->T;
-    const uint8_t *a8 = a;
-    const uint16_t *a16 = a;
-    uint32_t nx = (uint32_t)T->win.nx;
-    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
+    const uint32_t r = cj->r, nx = (uint32_t)T->win.nx;
+    const uint8_t *a8 = cj->a;
+    const uint16_t *a16 = cj->a;
+    int32_t j0 = zw->bbox[4 * r + 1] + (int32_t)chunk * COLUMN_ROWS, j1 = j0 + COLUMN_ROWS - 1;
+    if (j1 > zw->bbox[4 * r + 3]) j1 = zw->bbox[4 * r + 3];
+    for (int32_t j = j0; j <= j1; j++)
         for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
             uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * nx + (uint32_t)i, &first);
-            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
+            size_t l = (size_t)(j - cj->lj0) * (size_t)cj->lw + (size_t)(i - cj->li0);
             for (uint32_t k = first; k < first + n; k++) {
                 if (zw->rid[k] != r + 1) continue;
-                switch (col) {
+                switch (cj->col) {
                 case COL_FLAGS:
                     zw->sflags[k] = (uint8_t)((zw->sflags[k] & NM_GRID_DEAD) |
                                               (a8[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
@@ -161,11 +170,25 @@ static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0,
                     if (zw->sclr[k] != a16[l]) zw->sclr2d[k] = (uint16_t)(zw->sclr[k] - a16[l]);
                     break;
                 default:
-                    if (nm_grid_medial_cell(lw, lh, a, i - li0, j - lj0)) zw->sflags[k] |= SPAN_MEDIAL;
+                    if (nm_grid_medial_cell(cj->lw, cj->lh, cj->a, i - cj->li0, j - cj->lj0))
+                        zw->sflags[k] |= SPAN_MEDIAL;
                     break;
                 }
             }
         }
+    return NM_OK;
+}
+
+/* Writes one per-span column for the spans of region r from its window array a: flags from the
+ * Core mask (bytes; Dead kept), clr and clr2d = clr - sealed clearance (uint16), the medial bit from
+ * the nearest sources (int32). clr2d is written only where not 0 (a sparse column). In parallel
+ * strips of rows for a large region (each span is written by one strip). */
+static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
+                            int32_t lh, const void *a, int col, int workers)
+{
+    column_job cj = {zw, r, li0, lj0, lw, lh, a, col};
+    size_t rows = (size_t)(zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1);
+    (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, workers, column_rows, &cj);
 }
 
 /* The Ghost / Fill records of region r: layer cells without a span of the region (layer == 1).
@@ -238,6 +261,8 @@ static int region_chunk(void *ctx, size_t chunk)
     size_t nc = (size_t)lw * (size_t)lh;
     int rc = NM_OK;
     region_out *ro = &zw->rout[r];
+    /* a large region's transforms use the workers too (output independent of the count) */
+    int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
     /* layer: LAYER_REAL where the region has a span, 1 where FillHoles made a cell up; the
      * protected cells' buffer becomes the obstacles once the cracks are closed */
     uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1), *prot = nm_calloc(nc, 1);
@@ -267,7 +292,7 @@ static int region_chunk(void *ctx, size_t chunk)
     for (size_t l = 0; l < nc; l++) core[l] = core[l] && layer[l];
     rc = nm_grid_close_cracks(lw, lh, core, layer, prot, NULL, err);
     if (rc != NM_OK) goto done;
-    spans_to_column(zw, r, li0, lj0, lw, lh, core, COL_FLAGS);
+    spans_to_column(zw, r, li0, lj0, lw, lh, core, COL_FLAGS, iw);
     rc = region_ghosts(zw, r, li0, lj0, lw, lh, layer, core, err);
     if (rc != NM_OK) goto done;
     nm_free(layer);
@@ -280,34 +305,36 @@ static int region_chunk(void *ctx, size_t chunk)
     core = NULL;
     q = nm_malloc(nc * sizeof *q);
     if (!q) goto nomem;
-    /* a large region's transforms use the workers too (output independent of the count) */
-    int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
     rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
     if (rc != NM_OK) goto done;
-    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR);
+    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR, iw);
     for (size_t g = 0; g < ro->nghosts; g++) ro->ghosts[g].clr = q[ghost_local(zw, &ro->ghosts[g], li0, lj0, lw)];
-    /* sealed clearance: the region's kept walls are obstacles too */
-    seal_walls(zw, r, li0, lj0, lw, lh, obst);
-    rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
-    if (rc != NM_OK) goto done;
-    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR2D);
-    for (size_t g = 0; g < ro->nghosts; g++) {
-        ghost_rec *G = &ro->ghosts[g];
-        G->clr2d = (uint16_t)(G->clr - q[ghost_local(zw, G, li0, lj0, lw)]);
-    }
     nm_free(q);
     q = NULL;
-    /* medial axis over the sealed obstacles, judged at the region's cells from the sources alone */
+    /* the region's kept walls are obstacles too from here on (sealed) */
+    seal_walls(zw, r, li0, lj0, lw, lh, obst);
+    /* medial axis over the sealed obstacles, judged at the region's cells from the sources alone
+     * (before the sealed clearance: the sources and the clr2d column never take memory at once) */
     src = nm_malloc(nc * sizeof *src);
     if (!src) goto nomem;
     rc = nm_grid_nearest_source(lw, lh, obst, src, err);
     if (rc != NM_OK) goto done;
-    nm_free(obst);
-    obst = NULL;
-    spans_to_column(zw, r, li0, lj0, lw, lh, src, COL_MEDIAL);
+    spans_to_column(zw, r, li0, lj0, lw, lh, src, COL_MEDIAL, iw);
     for (size_t g = 0; g < ro->nghosts; g++) {
         size_t l = ghost_local(zw, &ro->ghosts[g], li0, lj0, lw);
         ro->ghosts[g].medial = nm_grid_medial_cell(lw, lh, src, (int32_t)(l % (size_t)lw), (int32_t)(l / (size_t)lw));
+    }
+    nm_free(src);
+    src = NULL;
+    /* sealed clearance */
+    q = nm_malloc(nc * sizeof *q);
+    if (!q) goto nomem;
+    rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
+    if (rc != NM_OK) goto done;
+    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR2D, iw);
+    for (size_t g = 0; g < ro->nghosts; g++) {
+        ghost_rec *G = &ro->ghosts[g];
+        G->clr2d = (uint16_t)(G->clr - q[ghost_local(zw, G, li0, lj0, lw)]);
     }
     goto done;
 nomem:

@@ -280,13 +280,12 @@ bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, 
     /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
     const double lc = NM_kClrLambda / NM_kCS;
     const int64_t T = (int64_t)ceil(lc * lc);
-    const double inv_nx = 1.0 / (double)nx;
     size_t c = (size_t)j * (size_t)nx + (size_t)i;
     /* an obstacle cell is its own source; a free cell's source is some other cell */
     if (src[c] < 0 || (size_t)src[c] == c)
         return false;
-    int64_t fx, fy;
-    cell_ij(src[c], nx, inv_nx, &fx, &fy);
+    double inv_nx = 0.0;
+    int64_t fx = -1, fy = 0; /* the source's cell, once a neighbour's source differs */
     for (int dj = -1; dj <= 1; dj++)
         for (int di = -1; di <= 1; di++) {
             int32_t a = i + di, b = j + dj;
@@ -295,6 +294,10 @@ bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, 
             size_t o = (size_t)b * (size_t)nx + (size_t)a;
             if (src[o] < 0 || (size_t)src[o] == o || src[o] == src[c])
                 continue; /* no source, an obstacle, or the same source (distance 0) */
+            if (fx < 0) {
+                inv_nx = 1.0 / (double)nx;
+                cell_ij(src[c], nx, inv_nx, &fx, &fy);
+            }
             int64_t ox, oy;
             cell_ij(src[o], nx, inv_nx, &ox, &oy);
             int64_t ex = ox - fx, ey = oy - fy;

@@ -10,8 +10,34 @@
  * 16 bits. Returns NULL on NOMEM. Only a small high-bit count table, the fixed 65537-entry low
  * count table and one temporary of the largest bucket's size are needed besides the permutation
  * itself (a one-level sort would need a start table as long as the window). */
+#define ONE_LEVEL_CELLS (1u << 23) /* windows up to this many cells (a raster band) */
+
+/* The same permutation in one counting pass, for a window small enough for a start table per
+ * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
+static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
+{
+    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
+    uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
+    if (!perm || !at) {
+        nm_free(perm);
+        nm_free(at);
+        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++)
+        at[cell[k] + 1]++;
+    for (uint32_t c = 0; c < ncells; c++)
+        at[c + 1] += at[c];
+    for (size_t k = 0; k < n; k++)
+        perm[at[cell[k]]++] = (uint32_t)k;
+    nm_free(at);
+    return perm;
+}
+
 static uint32_t *sort_perm(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
+    if (ncells <= ONE_LEVEL_CELLS)
+        return sort_perm_small(cell, n, ncells, err);
     size_t nhi = ((size_t)(ncells - 1) >> 16) + 2;
     uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
     uint32_t *hi = nm_calloc(nhi, sizeof *hi);

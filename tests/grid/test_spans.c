@@ -319,3 +319,37 @@ Test(regions, many_chunks_and_workers_give_the_flood_fills_regions)
     free(got);
     nm_span_table_free(&t);
 }
+
+Test(spans, small_and_large_windows_sort_alike)
+{
+    /* The same samples in a window of up to 2^23 cells (one counting pass) and in a taller one
+     * (two-level sort): the same spans, cell numbers shifted by the extra rows. */
+    enum { W = 4096, H = 2048, N = 200000 };
+    nm_grid_samples a = {0}, b = {0};
+    nm_error err = {0};
+    uint64_t rng = 9;
+    for (int k = 0; k < N; k++) {
+        uint32_t c = (uint32_t)(rng_unit(&rng) * (double)(W * H)) % (W * H);
+        float h = (float)(rng_unit(&rng) < 0.5 ? 0.0 : 1.0) + (float)rng_unit(&rng) * 0.3f;
+        uint8_t ins = rng_unit(&rng) < 0.5;
+        cr_assert_eq(nm_grid_samples_push(&a, c, h, ins, &err), NM_OK);
+        cr_assert_eq(nm_grid_samples_push(&b, c + 3u * W, h, ins, &err), NM_OK);
+    }
+    nm_grid_window wa = {0.0, 0.0, W, H}, wb = {0.0, 0.0, W, H + 3};
+    nm_span_table ta, tb;
+    build(&wa, &a, &ta);
+    build(&wb, &b, &tb);
+    cr_assert_eq(ta.nspans, tb.nspans);
+    cr_assert_gt(ta.nspans, N / 2);
+    for (uint32_t k = 0; k < ta.nspans; k++) {
+        cr_assert_eq(ta.sp_cell[k] + 3u * W, tb.sp_cell[k], "span %u", k);
+        cr_assert_eq(ta.sp_h[k], tb.sp_h[k], "span %u", k);
+        cr_assert_eq(ta.sp_ins[k], tb.sp_ins[k], "span %u", k);
+        if (k) cr_assert(ta.sp_cell[k - 1] < ta.sp_cell[k] ||
+                         (ta.sp_cell[k - 1] == ta.sp_cell[k] && ta.sp_h[k - 1] <= ta.sp_h[k]));
+    }
+    nm_grid_samples_free(&a);
+    nm_grid_samples_free(&b);
+    nm_span_table_free(&ta);
+    nm_span_table_free(&tb);
+}
