@@ -133,7 +133,7 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
 #define SPAN_MEDIAL 0x80
 
 /* Which per-span column spans_to_column writes from a window array. */
-enum { COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
+enum { COL_LAYER, COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
 
 typedef struct column_job {
     zone_work *zw;
@@ -141,6 +141,7 @@ typedef struct column_job {
     int32_t li0, lj0, lw, lh;
     const void *a;
     int col;
+    uint8_t *layer, *core, *prot; /* COL_LAYER's outputs */
 } column_job;
 #define COLUMN_ROWS 64 /* box rows per parallel chunk */
 
@@ -161,6 +162,15 @@ static int column_rows(void *ctx, size_t chunk)
             for (uint32_t k = first; k < first + n; k++) {
                 if (zw->rid[k] != r + 1) continue;
                 switch (cj->col) {
+                case COL_LAYER:
+                    cj->layer[l] = LAYER_REAL;
+                    if (zw->sflags[k] & SPAN_INS) cj->core[l] = 1;
+                    /* Protected: a Dead cell whose column holds a stack of spans (a wall's
+                     * vertical faces rasterised at its foot, or a level over another). A lone
+                     * Dead floor span is a seam's edge (接缝): FillHoles and CloseCracks must be
+                     * able to cross it (#5137). */
+                    if ((zw->sflags[k] & NM_GRID_DEAD) && n > 1) cj->prot[l] = 1;
+                    break;
                 case COL_FLAGS:
                     zw->sflags[k] = (uint8_t)((zw->sflags[k] & NM_GRID_DEAD) |
                                               (a8[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
@@ -186,7 +196,7 @@ static int column_rows(void *ctx, size_t chunk)
 static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
                             int32_t lh, const void *a, int col, int workers)
 {
-    column_job cj = {zw, r, li0, lj0, lw, lh, a, col};
+    column_job cj = {zw, r, li0, lj0, lw, lh, a, col, NULL, NULL, NULL};
     size_t rows = (size_t)(zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1);
     (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, workers, column_rows, &cj);
 }
@@ -252,8 +262,6 @@ static int region_chunk(void *ctx, size_t chunk)
     zone_work *zw = ctx;
     nm_error *err = &zw->errs[chunk];
     uint32_t r = (uint32_t)chunk; /* region index rid - 1 */
-    const nm_span_table *T = &zw->T;
-    int32_t nx = zw->win.nx;
     int32_t halo = NM_kFieldHalo;
     int32_t li0 = zw->bbox[4 * r] - halo, lj0 = zw->bbox[4 * r + 1] - halo;
     int32_t lw = zw->bbox[4 * r + 2] - zw->bbox[4 * r] + 1 + 2 * halo;
@@ -271,21 +279,11 @@ static int region_chunk(void *ctx, size_t chunk)
     int32_t *src = NULL;
     if (!layer || !core || !prot) goto nomem;
     /* layer / core candidates / protected cells from the region's spans (all in its box) */
-    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
-        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
-            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
-            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
-            for (uint32_t k = first; k < first + n; k++) {
-                if (zw->rid[k] != r + 1) continue;
-                layer[l] = LAYER_REAL;
-                if (zw->sflags[k] & SPAN_INS) core[l] = 1;
-                /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical
-                 * faces rasterised at its foot, or a level over another). A lone Dead floor span
-                 * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
-                 * (#5137). */
-                if ((zw->sflags[k] & NM_GRID_DEAD) && n > 1) prot[l] = 1;
-            }
-        }
+    {
+        column_job cj = {zw, r, li0, lj0, lw, lh, NULL, COL_LAYER, layer, core, prot};
+        size_t rows = (size_t)(zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1);
+        (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, iw, column_rows, &cj);
+    }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
     if (rc == NM_OK) rc = nm_grid_fill_holes(lw, lh, core, prot, NULL, err);
     if (rc != NM_OK) goto done;
@@ -411,6 +409,7 @@ static uint32_t uf_find(uint32_t *p, uint32_t x)
 /* Smaller root wins: a root is always its set's smallest span, whatever the order of the merges. */
 static void uf_union(uint32_t *p, uint32_t u, uint32_t v)
 {
+    if (p[u] == p[v]) return; /* one parent, one set: the common case on open ground */
     uint32_t a = uf_find(p, u), b = uf_find(p, v);
     if (a < b) p[b] = a;
     else if (b < a) p[a] = b;
@@ -1157,14 +1156,16 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
-    for (uint32_t k = 0; k < ns; k++) {
+    /* spans come in cell order: the row is carried along instead of divided out */
+    for (uint32_t k = 0, j = 0, row0 = 0; k < ns; k++) {
         uint32_t r = zw.rid[k] - 1;
-        int32_t i = (int32_t)(T->sp_cell[k] % (uint32_t)Z.w), j = (int32_t)(T->sp_cell[k] / (uint32_t)Z.w);
+        while (T->sp_cell[k] - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
+        int32_t i = (int32_t)(T->sp_cell[k] - row0);
         int32_t *b = &zw.bbox[4 * r];
         if (i < b[0]) b[0] = i;
-        if (j < b[1]) b[1] = j;
+        if ((int32_t)j < b[1]) b[1] = (int32_t)j;
         if (i > b[2]) b[2] = i;
-        if (j > b[3]) b[3] = j;
+        if ((int32_t)j > b[3]) b[3] = (int32_t)j;
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span

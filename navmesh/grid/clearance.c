@@ -284,6 +284,13 @@ bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, 
     /* an obstacle cell is its own source; a free cell's source is some other cell */
     if (src[c] < 0 || (size_t)src[c] == c)
         return false;
+    if (i > 0 && j > 0 && i + 1 < nx && j + 1 < ny) {
+        /* inside the window: all eight neighbours sharing the source is the common case */
+        const int32_t s = src[c], *up = src + c - nx, *dn = src + c + nx;
+        if (up[-1] == s && up[0] == s && up[1] == s && src[c - 1] == s && src[c + 1] == s &&
+            dn[-1] == s && dn[0] == s && dn[1] == s)
+            return false;
+    }
     double inv_nx = 0.0;
     int64_t fx = -1, fy = 0; /* the source's cell, once a neighbour's source differs */
     for (int dj = -1; dj <= 1; dj++)

@@ -20,6 +20,8 @@ static uint32_t uf_find(uint32_t *parent, uint32_t x)
 /* The root of a group is its smallest span index, so the result does not depend on link order. */
 static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
 {
+    if (parent[a] == parent[b])
+        return; /* one parent, one set: the common case on open ground */
     a = uf_find(parent, a);
     b = uf_find(parent, b);
     if (a < b)
