@@ -1009,14 +1009,16 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                 int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
                 int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
                 if (rc == NM_OK) {
-                    /* keep the own rows, as zone cell numbers */
+                    /* keep the own rows, as zone cell numbers (band cell + the band's first
+                     * zone cell: rows are whole, so no division) */
+                    const uint32_t lo = (uint32_t)(own0 - w0) * (uint32_t)nx, hi = (uint32_t)(own1 - w0) * (uint32_t)nx;
+                    const uint32_t shift = (uint32_t)w0 * (uint32_t)nx;
                     uint32_t a = 0;
-                    while (a < bt->nspans && bt->sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+                    while (a < bt->nspans && bt->sp_cell[a] < lo) a++;
                     rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
                     for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
-                        uint32_t row = bt->sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
-                        if (row >= (uint32_t)own1) break;
-                        spans.cell[spans.n] = row * (uint32_t)nx + bt->sp_cell[k] % (uint32_t)nx;
+                        if (bt->sp_cell[k] >= hi) break;
+                        spans.cell[spans.n] = bt->sp_cell[k] + shift;
                         spans.h[spans.n] = bt->sp_h[k];
                         spans.ins[spans.n] = bt->sp_ins[k];
                         spans.n++;
