@@ -365,14 +365,13 @@ static bool column_has(const zone_work *zw, int32_t i, int32_t j, uint32_t r)
     return false;
 }
 
-/* Calls fn for each pair (u, v, d) of span k in forward direction order. The diagonals' corner
+/* Calls fn for each pair (u, v, d) of span k in column (i, j) in forward direction order. The diagonals' corner
  * columns are the east and south columns already walked (and the west one). */
 typedef void (*pair_fn)(void *ctx, uint32_t u, uint32_t v, bool f, bool r);
-static void judge_pairs(const zone_work *zw, uint32_t k, pair_fn fn, void *ctx)
+static void judge_pairs(const zone_work *zw, uint32_t k, int32_t i, int32_t j, pair_fn fn, void *ctx)
 {
     const nm_span_table *T = &zw->T;
-    uint32_t c = T->sp_cell[k], nx = (uint32_t)T->win.nx;
-    int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
+    uint32_t nx = (uint32_t)T->win.nx;
     uint32_t r = zw->rid[k];
     bool has[2] = {false, false}; /* east, south column holds a span of r */
     for (int d = 0; d < 4; d++) {
@@ -474,10 +473,14 @@ static int graph_chunk_fn(void *ctx, size_t chunk)
     graph_chunk *c = &gw->ch[chunk];
     pair_sink ps = {gw->par, c};
     for (uint32_t k = c->a; k < c->b; k++) gw->par[k] = k;
+    const uint32_t nx = (uint32_t)zw->T.win.nx;
+    uint32_t j = c->a < c->b ? zw->T.sp_cell[c->a] / nx : 0, row0 = j * nx;
     for (uint32_t k = c->a; k < c->b && !c->oom; k++) {
         uint8_t st = nm_grid_step_bits(&zw->T, zw->gate, zw->rid, k);
         if (st) zw->ssteps[k] = st; /* sparse: most spans have no forbidden step */
-        judge_pairs(zw, k, sink_pair, &ps);
+        /* spans come in cell order: the row is carried along instead of divided out */
+        while (zw->T.sp_cell[k] - row0 >= nx) { j++; row0 += nx; }
+        judge_pairs(zw, k, (int32_t)(zw->T.sp_cell[k] - row0), (int32_t)j, sink_pair, &ps);
     }
     return c->oom ? NM_ERR_NOMEM : NM_OK;
 }
