@@ -33,10 +33,8 @@ typedef struct zone_work {
     nm_span_table T;
     uint32_t *rid;          /* per span */
     uint32_t nreg;
-    uint8_t *dead;          /* per span */
-    uint8_t *sflags;        /* per span: record flags */
+    uint8_t *sflags;        /* per span: record flags (Dead from StampWalls, then Core / Walk) */
     uint16_t *sclr, *sclr2d;
-    uint8_t *smedial;
     uint8_t *ssteps;
     int32_t *bbox;               /* per region: i0, j0, i1, j1 (inclusive) */
     nm_grid_wall *walls; size_t nwalls;
@@ -129,135 +127,223 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
 }
 
 #define LAYER_REAL 2
+/* Bit 7 of sflags (no record flag uses it): the span's ins bit until step 5 turns it into Core,
+ * then the span's medial bit (one per-span column less each) */
+#define SPAN_INS 0x80
+#define SPAN_MEDIAL 0x80
+
+/* Which per-span column spans_to_column writes from a window array. */
+enum { COL_LAYER, COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
+
+typedef struct column_job {
+    zone_work *zw;
+    uint32_t r;
+    int32_t li0, lj0, lw, lh;
+    const void *a;
+    int col;
+    uint8_t *layer, *core, *prot; /* COL_LAYER's outputs */
+} column_job;
+#define COLUMN_ROWS 64 /* box rows per parallel chunk */
+
+static int column_rows(void *ctx, size_t chunk)
+{
+    const column_job *cj = ctx;
+    zone_work *zw = cj->zw;
+    const nm_span_table *T = &zw->T;
+    const uint32_t r = cj->r, nx = (uint32_t)T->win.nx;
+    const uint8_t *a8 = cj->a;
+    const uint16_t *a16 = cj->a;
+    int32_t j0 = zw->bbox[4 * r + 1] + (int32_t)chunk * COLUMN_ROWS, j1 = j0 + COLUMN_ROWS - 1;
+    if (j1 > zw->bbox[4 * r + 3]) j1 = zw->bbox[4 * r + 3];
+    for (int32_t j = j0; j <= j1; j++)
+        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * nx + (uint32_t)i, &first);
+            size_t l = (size_t)(j - cj->lj0) * (size_t)cj->lw + (size_t)(i - cj->li0);
+            for (uint32_t k = first; k < first + n; k++) {
+                if (zw->rid[k] != r + 1) continue;
+                switch (cj->col) {
+                case COL_LAYER:
+                    cj->layer[l] = LAYER_REAL;
+                    if (zw->sflags[k] & SPAN_INS) cj->core[l] = 1;
+                    /* Protected: a Dead cell whose column holds a stack of spans (a wall's
+                     * vertical faces rasterised at its foot, or a level over another). A lone
+                     * Dead floor span is a seam's edge (接缝): FillHoles and CloseCracks must be
+                     * able to cross it (#5137). */
+                    if ((zw->sflags[k] & NM_GRID_DEAD) && n > 1) cj->prot[l] = 1;
+                    break;
+                case COL_FLAGS:
+                    zw->sflags[k] = (uint8_t)((zw->sflags[k] & NM_GRID_DEAD) |
+                                              (a8[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
+                    break;
+                case COL_CLR: zw->sclr[k] = a16[l]; break;
+                case COL_CLR2D:
+                    if (zw->sclr[k] != a16[l]) zw->sclr2d[k] = (uint16_t)(zw->sclr[k] - a16[l]);
+                    break;
+                default:
+                    if (nm_grid_medial_cell(cj->lw, cj->lh, cj->a, i - cj->li0, j - cj->lj0))
+                        zw->sflags[k] |= SPAN_MEDIAL;
+                    break;
+                }
+            }
+        }
+    return NM_OK;
+}
+
+/* Writes one per-span column for the spans of region r from its window array a: flags from the
+ * Core mask (bytes; Dead kept), clr and clr2d = clr - sealed clearance (uint16), the medial bit from
+ * the nearest sources (int32). clr2d is written only where not 0 (a sparse column). In parallel
+ * strips of rows for a large region (each span is written by one strip). */
+static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
+                            int32_t lh, const void *a, int col, int workers)
+{
+    column_job cj = {zw, r, li0, lj0, lw, lh, a, col, NULL, NULL, NULL};
+    size_t rows = (size_t)(zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1);
+    (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, workers, column_rows, &cj);
+}
+
+/* The Ghost / Fill records of region r: layer cells without a span of the region (layer == 1).
+ * One ring of propagation: the mean of the region's spans in the 8 neighbours, the component
+ * taken from the first of them (scan order). Their clearance columns are filled later. */
+static int region_ghosts(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
+                         int32_t lh, const uint8_t *layer, const uint8_t *core, nm_error *err)
+{
+    const nm_span_table *T = &zw->T;
+    int32_t nx = zw->win.nx, ny = zw->win.ny;
+    size_t nc = (size_t)lw * (size_t)lh, ng = 0;
+    for (size_t l = 0; l < nc; l++) ng += layer[l] == 1;
+    if (!ng) return NM_OK;
+    region_out *ro = &zw->rout[r];
+    ro->ghosts = nm_malloc(ng * sizeof *ro->ghosts);
+    if (!ro->ghosts) return nm_fail(err, NM_ERR_NOMEM, "region %u: ghosts", r + 1);
+    for (int32_t j = 0; j < lh; j++)
+        for (int32_t i = 0; i < lw; i++) {
+            size_t l = (size_t)j * (size_t)lw + (size_t)i;
+            if (layer[l] != 1) continue;
+            int32_t gi = i + li0, gj = j + lj0;
+            if (gi < 0 || gj < 0 || gi >= nx || gj >= ny) continue; /* cannot happen: holes are enclosed */
+            double sum = 0.0;
+            uint32_t cnt = 0, src = UINT32_MAX;
+            for (int dj = -1; dj <= 1; dj++)
+                for (int di = -1; di <= 1; di++) {
+                    if (!di && !dj) continue;
+                    int32_t ni = gi + di, nj = gj + dj;
+                    if (ni < 0 || nj < 0 || ni >= nx || nj >= ny) continue;
+                    uint32_t first, n = nm_span_cell_spans(T, (uint32_t)nj * (uint32_t)nx + (uint32_t)ni, &first);
+                    for (uint32_t s = first; s < first + n; s++)
+                        if (zw->rid[s] == r + 1) {
+                            sum += T->sp_h[s];
+                            cnt++;
+                            if (src == UINT32_MAX) src = s;
+                        }
+                }
+            ghost_rec *g = &ro->ghosts[ro->nghosts++];
+            memset(g, 0, sizeof *g);
+            g->cell = (uint32_t)gj * (uint32_t)nx + (uint32_t)gi;
+            g->rid = r + 1;
+            g->h = cnt ? (float)(sum / cnt) : 0.0f;
+            g->flags = (uint8_t)((cnt ? NM_GRID_GHOST : NM_GRID_FILL) |
+                                 (core[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
+            g->src_span = src;
+        }
+    return NM_OK;
+}
+
+/* Window cell of a Ghost / Fill record of a region window. */
+static size_t ghost_local(const zone_work *zw, const ghost_rec *g, int32_t li0, int32_t lj0, int32_t lw)
+{
+    uint32_t nx = (uint32_t)zw->win.nx;
+    return (size_t)((int32_t)(g->cell / nx) - lj0) * (size_t)lw + (size_t)((int32_t)(g->cell % nx) - li0);
+}
+
+/* 5. per region: layer, Core, Ghost / Fill, clearance, sealed clearance, medial axis. Each
+ * window array is freed once its column is written (a terrain region's window is the zone). */
 static int region_chunk(void *ctx, size_t chunk)
 {
     zone_work *zw = ctx;
     nm_error *err = &zw->errs[chunk];
     uint32_t r = (uint32_t)chunk; /* region index rid - 1 */
-    const nm_span_table *T = &zw->T;
-    int32_t nx = zw->win.nx, ny = zw->win.ny;
     int32_t halo = NM_kFieldHalo;
     int32_t li0 = zw->bbox[4 * r] - halo, lj0 = zw->bbox[4 * r + 1] - halo;
     int32_t lw = zw->bbox[4 * r + 2] - zw->bbox[4 * r] + 1 + 2 * halo;
     int32_t lh = zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1 + 2 * halo;
     size_t nc = (size_t)lw * (size_t)lh;
     int rc = NM_OK;
+    region_out *ro = &zw->rout[r];
+    /* a large region's transforms use the workers too (output independent of the count) */
+    int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
     /* layer: LAYER_REAL where the region has a span, 1 where FillHoles made a cell up; the
      * protected cells' buffer becomes the obstacles once the cracks are closed */
-    uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1);
-    uint8_t *prot = nm_calloc(nc, 1), *obst = NULL, *med = nm_calloc(nc, 1);
-    uint16_t *q = nm_malloc(nc * sizeof *q), *qs = nm_malloc(nc * sizeof *qs);
-    if (!layer || !core || !prot || !med || !q || !qs) {
-        rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
-        goto done;
-    }
+    uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1), *prot = nm_calloc(nc, 1);
+    uint8_t *obst = NULL;
+    uint16_t *q = NULL;
+    int32_t *src = NULL;
+    if (!layer || !core || !prot) goto nomem;
     /* layer / core candidates / protected cells from the region's spans (all in its box) */
-    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
-        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
-            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
-            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
-            for (uint32_t k = first; k < first + n; k++) {
-                if (zw->rid[k] != r + 1) continue;
-                layer[l] = LAYER_REAL;
-                if (T->sp_ins[k]) core[l] = 1;
-                /* Protected: a Dead cell whose column holds a stack of spans (a wall's vertical
-                 * faces rasterised at its foot, or a level over another). A lone Dead floor span
-                 * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
-                 * (#5137). */
-                if (zw->dead[k] && n > 1) prot[l] = 1;
-            }
-        }
+    {
+        column_job cj = {zw, r, li0, lj0, lw, lh, NULL, COL_LAYER, layer, core, prot};
+        size_t rows = (size_t)(zw->bbox[4 * r + 3] - zw->bbox[4 * r + 1] + 1);
+        (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, iw, column_rows, &cj);
+    }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
     if (rc == NM_OK) rc = nm_grid_fill_holes(lw, lh, core, prot, NULL, err);
     if (rc != NM_OK) goto done;
     for (size_t l = 0; l < nc; l++) core[l] = core[l] && layer[l];
     rc = nm_grid_close_cracks(lw, lh, core, layer, prot, NULL, err);
     if (rc != NM_OK) goto done;
+    spans_to_column(zw, r, li0, lj0, lw, lh, core, COL_FLAGS, iw);
+    rc = region_ghosts(zw, r, li0, lj0, lw, lh, layer, core, err);
+    if (rc != NM_OK) goto done;
+    nm_free(layer);
+    layer = NULL;
     /* clearance: every cell outside the region's core is an obstacle */
     obst = prot;
     prot = NULL;
     for (size_t l = 0; l < nc; l++) obst[l] = core[l] ? 0 : 1;
-    /* a large region's transforms use the workers too (output independent of the count) */
-    int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
+    nm_free(core);
+    core = NULL;
+    q = nm_malloc(nc * sizeof *q);
+    if (!q) goto nomem;
     rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
     if (rc != NM_OK) goto done;
+    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR, iw);
+    for (size_t g = 0; g < ro->nghosts; g++) ro->ghosts[g].clr = q[ghost_local(zw, &ro->ghosts[g], li0, lj0, lw)];
+    nm_free(q);
+    q = NULL;
+    /* the region's kept walls are obstacles too from here on (sealed) */
     seal_walls(zw, r, li0, lj0, lw, lh, obst);
-    rc = nm_grid_clearance(lw, lh, obst, qs, iw, err);
-    if (rc == NM_OK) rc = nm_grid_medial_axis(lw, lh, obst, med, err);
+    /* medial axis over the sealed obstacles, judged at the region's cells from the sources alone
+     * (before the sealed clearance: the sources and the clr2d column never take memory at once) */
+    src = nm_malloc(nc * sizeof *src);
+    if (!src) goto nomem;
+    rc = nm_grid_nearest_source(lw, lh, obst, src, err);
     if (rc != NM_OK) goto done;
-
-    for (int32_t j = zw->bbox[4 * r + 1]; j <= zw->bbox[4 * r + 3]; j++)
-        for (int32_t i = zw->bbox[4 * r]; i <= zw->bbox[4 * r + 2]; i++) {
-            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)nx + (uint32_t)i, &first);
-            size_t l = (size_t)(j - lj0) * (size_t)lw + (size_t)(i - li0);
-            for (uint32_t k = first; k < first + n; k++) {
-                if (zw->rid[k] != r + 1) continue;
-                uint8_t f = zw->dead[k] ? NM_GRID_DEAD : 0;
-                if (core[l]) f |= NM_GRID_CORE | NM_GRID_WALK;
-                zw->sflags[k] = f;
-                zw->sclr[k] = q[l];
-                zw->sclr2d[k] = (uint16_t)(q[l] - qs[l]);
-                zw->smedial[k] = med[l];
-            }
-        }
-    /* Ghost / Fill: layer cells without a span of the region */
-    size_t ng = 0;
-    for (size_t l = 0; l < nc; l++) ng += layer[l] == 1;
-    if (ng) {
-        region_out *ro = &zw->rout[r];
-        ro->ghosts = nm_malloc(ng * sizeof *ro->ghosts);
-        if (!ro->ghosts) { rc = nm_fail(err, NM_ERR_NOMEM, "region %u: ghosts", r + 1); goto done; }
-        for (int32_t j = 0; j < lh; j++)
-            for (int32_t i = 0; i < lw; i++) {
-                size_t l = (size_t)j * (size_t)lw + (size_t)i;
-                if (layer[l] != 1) continue;
-                int32_t gi = i + li0, gj = j + lj0;
-                if (gi < 0 || gj < 0 || gi >= nx || gj >= ny) continue; /* cannot happen: holes are enclosed */
-                /* one ring of propagation: the mean of the region's spans in the 8 neighbours,
-                 * the component taken from the first of them (scan order) */
-                double sum = 0.0;
-                uint32_t cnt = 0, src = UINT32_MAX;
-                for (int dj = -1; dj <= 1; dj++)
-                    for (int di = -1; di <= 1; di++) {
-                        if (!di && !dj) continue;
-                        int32_t ni = gi + di, nj = gj + dj;
-                        if (ni < 0 || nj < 0 || ni >= nx || nj >= ny) continue;
-                        uint32_t first, n = nm_span_cell_spans(T, (uint32_t)nj * (uint32_t)nx + (uint32_t)ni, &first);
-                        for (uint32_t s = first; s < first + n; s++)
-                            if (zw->rid[s] == r + 1) {
-                                sum += T->sp_h[s];
-                                cnt++;
-                                if (src == UINT32_MAX) src = s;
-                            }
-                    }
-                ghost_rec *g = &ro->ghosts[ro->nghosts++];
-                g->cell = (uint32_t)gj * (uint32_t)nx + (uint32_t)gi;
-                g->rid = r + 1;
-                g->h = cnt ? (float)(sum / cnt) : 0.0f;
-                g->flags = (uint8_t)((cnt ? NM_GRID_GHOST : NM_GRID_FILL) |
-                                     (core[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
-                g->clr = q[l];
-                g->clr2d = (uint16_t)(q[l] - qs[l]);
-                g->medial = med[l];
-                g->src_span = src;
-            }
+    spans_to_column(zw, r, li0, lj0, lw, lh, src, COL_MEDIAL, iw);
+    for (size_t g = 0; g < ro->nghosts; g++) {
+        size_t l = ghost_local(zw, &ro->ghosts[g], li0, lj0, lw);
+        ro->ghosts[g].medial = nm_grid_medial_cell(lw, lh, src, (int32_t)(l % (size_t)lw), (int32_t)(l / (size_t)lw));
     }
+    nm_free(src);
+    src = NULL;
+    /* sealed clearance */
+    q = nm_malloc(nc * sizeof *q);
+    if (!q) goto nomem;
+    rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
+    if (rc != NM_OK) goto done;
+    spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR2D, iw);
+    for (size_t g = 0; g < ro->nghosts; g++) {
+        ghost_rec *G = &ro->ghosts[g];
+        G->clr2d = (uint16_t)(G->clr - q[ghost_local(zw, G, li0, lj0, lw)]);
+    }
+    goto done;
+nomem:
+    rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
 done:
-    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(med);
-    nm_free(q); nm_free(qs);
+    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(q); nm_free(src);
     if (rc != NM_OK) nm_error_prefix(err, "region %u", r + 1);
     return rc;
 }
 
 /* ---- step bits and the span graph ---------------------------------------------------------- */
-
-typedef struct span_range_ctx {
-    zone_work *zw;
-    size_t per;
-    uint32_t *deg;      /* unused */
-    const uint32_t *off; uint32_t *adj; /* unused */
-    uint16_t *mask;     /* per span: pair judgments (pair_mask) */
-} span_range_ctx;
 
 /* The span graph's edges are judged per unordered neighbour pair, in the 4 forward directions
  * below: for span u and the spans v of the same region in column (i + dx, j + dy), f = RiseOk
@@ -268,67 +354,46 @@ typedef struct span_range_ctx {
  * graph, at 4 bytes a span instead of a full edge list. */
 static const int kFwdDx[4] = {1, 0, 1, -1};
 static const int kFwdDy[4] = {0, 1, 1, 1};
-#define PAIR_OVERFLOW 0x8000u /* more than 2 candidate spans in some direction: judged again */
 
-static bool diag_ok(const zone_work *zw, int32_t i, int32_t j, int dx, int dy, uint32_t r)
+/* Does column (i, j) hold a span of region r? */
+static bool column_has(const zone_work *zw, int32_t i, int32_t j, uint32_t r)
 {
     const nm_span_table *T = &zw->T;
-    uint32_t nx = (uint32_t)T->win.nx, first, n;
-    bool a = false, b = false;
-    n = nm_span_cell_spans(T, (uint32_t)j * nx + (uint32_t)(i + dx), &first);
-    for (uint32_t s = first; s < first + n && !a; s++) a = zw->rid[s] == r;
-    n = nm_span_cell_spans(T, (uint32_t)(j + dy) * nx + (uint32_t)i, &first);
-    for (uint32_t s = first; s < first + n && !b; s++) b = zw->rid[s] == r;
-    return a && b;
+    uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)T->win.nx + (uint32_t)i, &first);
+    for (uint32_t s = first; s < first + n; s++)
+        if (zw->rid[s] == r) return true;
+    return false;
 }
 
-/* Calls fn for each pair (u, v, d) of span k in forward direction order. */
-typedef void (*pair_fn)(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r);
-static uint32_t judge_pairs(const zone_work *zw, uint32_t k, pair_fn fn, void *ctx)
+/* Calls fn for each pair (u, v, d) of span k in column (i, j) in forward direction order. The diagonals' corner
+ * columns are the east and south columns already walked (and the west one). */
+typedef void (*pair_fn)(void *ctx, uint32_t u, uint32_t v, bool f, bool r);
+static void judge_pairs(const zone_work *zw, uint32_t k, int32_t i, int32_t j, pair_fn fn, void *ctx)
 {
     const nm_span_table *T = &zw->T;
-    uint32_t c = T->sp_cell[k], nx = (uint32_t)T->win.nx;
-    int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
-    uint32_t r = zw->rid[k], over = 0;
+    uint32_t nx = (uint32_t)T->win.nx;
+    uint32_t r = zw->rid[k];
+    bool has[2] = {false, false}; /* east, south column holds a span of r */
     for (int d = 0; d < 4; d++) {
         int dx = kFwdDx[d], dy = kFwdDy[d];
         int32_t ni = i + dx, nj = j + dy;
         if (ni < 0 || nj < 0 || ni >= T->win.nx || nj >= T->win.ny) continue;
-        if (dx && dy && !diag_ok(zw, i, j, dx, dy, r)) continue;
+        /* no corner cutting: both orthogonal columns hold a span of the region */
+        if (d == 2 && !(has[0] && has[1])) continue;
+        if (d == 3 && !(has[1] && column_has(zw, i - 1, j, r))) continue;
         uint32_t first, cnt = nm_span_cell_spans(T, (uint32_t)nj * nx + (uint32_t)ni, &first);
-        int slot = 0;
+        bool found = false;
         for (uint32_t s = first; s < first + cnt; s++) {
             if (zw->rid[s] != r) continue;
-            bool f = nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
-            bool b = nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
-            if (slot >= 2) over = 1;
-            fn(ctx, k, s, d * 2 + (slot < 2 ? slot : 1), f, b);
-            slot++;
+            bool f = nm_grid_rise_gentle(T->sp_h[k], T->sp_h[s]) ||
+                     nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
+            bool b = nm_grid_rise_gentle(T->sp_h[s], T->sp_h[k]) ||
+                     nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
+            fn(ctx, k, s, f, b);
+            found = true;
         }
+        if (d < 2) has[d] = found;
     }
-    return over;
-}
-
-static void put_mask(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r)
-{
-    (void)u; (void)v;
-    uint16_t *m = ctx;
-    *m |= (uint16_t)(((f ? 1u : 0u) | (r ? 2u : 0u)) << (2 * slot));
-}
-
-static int steps_chunk(void *ctx, size_t chunk)
-{
-    span_range_ctx *s = ctx;
-    zone_work *zw = s->zw;
-    size_t a = chunk * s->per, b = a + s->per;
-    if (b > zw->T.nspans) b = zw->T.nspans;
-    for (size_t k = a; k < b; k++) {
-        zw->ssteps[k] = nm_grid_step_bits(&zw->T, zw->gate, zw->rid, (uint32_t)k);
-        uint16_t m = 0;
-        if (judge_pairs(zw, (uint32_t)k, put_mask, &m)) m |= PAIR_OVERFLOW;
-        s->mask[k] = m;
-    }
-    return NM_OK;
 }
 
 static uint32_t uf_find(uint32_t *p, uint32_t x)
@@ -340,97 +405,143 @@ static uint32_t uf_find(uint32_t *p, uint32_t x)
     return x;
 }
 
-typedef struct edge_sink {
-    uint32_t *par;
-    uint32_t *e; size_t n, cap; /* one-way edges (u, v) */
-    bool oom;
-} edge_sink;
-
-static void sink_pair(void *ctx, uint32_t u, uint32_t v, int slot, bool f, bool r)
+/* Smaller root wins: a root is always its set's smallest span, whatever the order of the merges. */
+static void uf_union(uint32_t *p, uint32_t u, uint32_t v)
 {
-    (void)slot;
-    edge_sink *es = ctx;
+    if (p[u] == p[v]) return; /* one parent, one set: the common case on open ground */
+    uint32_t a = uf_find(p, u), b = uf_find(p, v);
+    if (a < b) p[b] = a;
+    else if (b < a) p[a] = b;
+}
+
+/* One chunk [a, b) of spans of steps 6 and 7: its step bits, its one-way edges (in span order)
+ * and its two-way pairs, merged at once when both spans are in the chunk (the chunk's slice of
+ * the union-find is its own), kept for the serial merge when the partner lies beyond it. The
+ * chunks depend on the span count only, so the output does not depend on the workers. */
+typedef struct graph_chunk {
+    uint32_t a, b;
+    uint32_t *e; size_t n, cap;      /* one-way edges (from, to) */
+    uint32_t *x; size_t nx, xcap;    /* two-way pairs (u, v), v >= b */
+    bool oom;
+} graph_chunk;
+
+typedef struct graph_work {
+    zone_work *zw;
+    uint32_t *par;       /* per span: union-find parent */
+    graph_chunk *ch;
+    uint32_t per;        /* spans per chunk */
+} graph_work;
+
+typedef struct pair_sink {
+    uint32_t *par;
+    graph_chunk *c;
+} pair_sink;
+
+static bool push_pair(uint32_t **v, size_t *n, size_t *cap, uint32_t a, uint32_t b)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 1024;
+        uint32_t *p2 = nm_realloc(*v, nc * 2 * sizeof *p2);
+        if (!p2) return false;
+        *v = p2;
+        *cap = nc;
+    }
+    (*v)[2 * *n] = a;
+    (*v)[2 * *n + 1] = b;
+    (*n)++;
+    return true;
+}
+
+/* The partner v of a forward pair is always a later span (a later cell) than u. */
+static void sink_pair(void *ctx, uint32_t u, uint32_t v, bool f, bool r)
+{
+    pair_sink *ps = ctx;
+    graph_chunk *c = ps->c;
     if (f && r) {
-        uint32_t a = uf_find(es->par, u), b = uf_find(es->par, v);
-        if (a != b) {
-            if (a < b) es->par[b] = a; else es->par[a] = b; /* smaller root wins: deterministic */
-        }
+        if (v < c->b) uf_union(ps->par, u, v);
+        else if (!push_pair(&c->x, &c->nx, &c->xcap, u, v)) c->oom = true;
         return;
     }
     if (!f && !r) return;
-    if (es->n + 1 > es->cap) {
-        size_t nc = es->cap ? es->cap * 2 : 1024;
-        uint32_t *p2 = nm_realloc(es->e, nc * 2 * sizeof *p2);
-        if (!p2) { es->oom = true; return; }
-        es->e = p2;
-        es->cap = nc;
-    }
-    es->e[2 * es->n] = f ? u : v;
-    es->e[2 * es->n + 1] = f ? v : u;
-    es->n++;
+    if (!push_pair(&c->e, &c->n, &c->cap, f ? u : v, f ? v : u)) c->oom = true;
 }
 
-/* Decodes the parallel judgments (or judges again on overflow) into the union-find and the
- * one-way edge list, then Tarjan on the quotient graph; out->comp is per span. */
-static int span_scc(zone_work *zw, const uint16_t *mask, nm_scc *out, nm_error *err)
+static int graph_chunk_fn(void *ctx, size_t chunk)
 {
-    const nm_span_table *T = &zw->T;
-    uint32_t ns = T->nspans, nx = (uint32_t)T->win.nx;
-    edge_sink es;
-    memset(&es, 0, sizeof es);
-    es.par = nm_malloc(((size_t)ns + 1) * sizeof *es.par);
+    graph_work *gw = ctx;
+    zone_work *zw = gw->zw;
+    graph_chunk *c = &gw->ch[chunk];
+    pair_sink ps = {gw->par, c};
+    for (uint32_t k = c->a; k < c->b; k++) gw->par[k] = k;
+    const uint32_t nx = (uint32_t)zw->T.win.nx;
+    uint32_t j = c->a < c->b ? zw->T.sp_cell[c->a] / nx : 0, row0 = j * nx;
+    for (uint32_t k = c->a; k < c->b && !c->oom; k++) {
+        uint8_t st = nm_grid_step_bits(&zw->T, zw->gate, zw->rid, k);
+        if (st) zw->ssteps[k] = st; /* sparse: most spans have no forbidden step */
+        /* spans come in cell order: the row is carried along instead of divided out */
+        while (zw->T.sp_cell[k] - row0 >= nx) { j++; row0 += nx; }
+        judge_pairs(zw, k, (int32_t)(zw->T.sp_cell[k] - row0), (int32_t)j, sink_pair, &ps);
+    }
+    return c->oom ? NM_ERR_NOMEM : NM_OK;
+}
+
+/* Steps 6 and 7 over parallel chunks of spans, then the serial part: the two-way pairs across
+ * chunks merged in chunk order, the classes, Tarjan on the quotient graph of the one-way edges;
+ * out->comp is per span. */
+static int span_graph(zone_work *zw, const nm_bake_grid_opts *opts, nm_scc *out, nm_error *err)
+{
+    const uint32_t ns = zw->T.nspans;
+    graph_work gw = {zw, NULL, NULL, 16384};
+    if (ns / 64 > gw.per) gw.per = ns / 64 + 1;
+    size_t nch = ((size_t)ns + gw.per - 1) / gw.per; /* 0 only without spans */
     uint32_t *off = NULL, *adj = NULL, *cls = NULL;
     nm_scc q;
     memset(&q, 0, sizeof q);
     int rc = NM_OK;
-    if (!es.par) return nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory");
-    for (uint32_t k = 0; k < ns; k++) es.par[k] = k;
-    for (uint32_t k = 0; k < ns && !es.oom; k++) {
-        uint16_t m = mask[k];
-        if (m & PAIR_OVERFLOW) {
-            judge_pairs(zw, k, sink_pair, &es);
-            continue;
-        }
-        if (!m) continue;
-        /* replay the pairs in the same order with the stored bits */
-        uint32_t c = T->sp_cell[k];
-        int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
-        for (int d = 0; d < 4; d++) {
-            if (!((m >> (4 * d)) & 15u)) continue;
-            uint32_t first, cnt = nm_span_cell_spans(T, (uint32_t)(j + kFwdDy[d]) * nx + (uint32_t)(i + kFwdDx[d]), &first);
-            int slot = 0;
-            for (uint32_t s = first; s < first + cnt && slot < 2; s++) {
-                if (zw->rid[s] != zw->rid[k]) continue;
-                unsigned bits = (m >> (2 * (d * 2 + slot))) & 3u;
-                sink_pair(&es, k, s, 0, bits & 1u, (bits & 2u) != 0);
-                slot++;
-            }
-        }
+    gw.par = nm_malloc(((size_t)ns + 1) * sizeof *gw.par);
+    gw.ch = nm_calloc(nch + 1, sizeof *gw.ch);
+    if (!gw.par || !gw.ch) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+    for (size_t c = 0; c < nch; c++) {
+        gw.ch[c].a = (uint32_t)(c * gw.per);
+        gw.ch[c].b = (uint32_t)((c + 1) * gw.per < ns ? (c + 1) * gw.per : ns);
     }
-    if (es.oom) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+    rc = nm_parallel_chunks(nch, nm_workers_for((size_t)ns, opts->workers), graph_chunk_fn, &gw);
+    if (rc != NM_OK) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
+    progress(opts, "scc", 0.7);
+    size_t ne = 0;
+    for (size_t c = 0; c < nch; c++) {
+        for (size_t k = 0; k < gw.ch[c].nx; k++) uf_union(gw.par, gw.ch[c].x[2 * k], gw.ch[c].x[2 * k + 1]);
+        nm_free(gw.ch[c].x);
+        gw.ch[c].x = NULL;
+        ne += gw.ch[c].n;
+    }
     /* classes numbered in order of their first span */
     uint32_t ncls = 0;
-    cls = es.par; /* reused: par[k] becomes the class of span k */
-    es.par = NULL;
+    cls = gw.par; /* reused: par[k] becomes the class of span k */
+    gw.par = NULL;
     /* a root is the smallest span of its set and parents are smaller than children, so one
      * increasing pass flattens every path, and a second numbers the classes in place */
     for (uint32_t k = 0; k < ns; k++) cls[k] = cls[cls[k]];
     for (uint32_t k = 0; k < ns; k++) cls[k] = cls[k] == k ? ncls++ : cls[cls[k]];
-    /* quotient graph CSR over the one-way edges between classes */
+    /* quotient graph CSR over the one-way edges between classes (chunk order = span order) */
     off = nm_calloc((size_t)ncls + 2, sizeof *off);
-    adj = nm_malloc((es.n + 1) * sizeof *adj);
+    adj = nm_malloc((ne + 1) * sizeof *adj);
     if (!off || !adj) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
-    for (size_t e = 0; e < es.n; e++) off[cls[es.e[2 * e]] + 1]++;
+    for (size_t c = 0; c < nch; c++)
+        for (size_t e = 0; e < gw.ch[c].n; e++) off[cls[gw.ch[c].e[2 * e]] + 1]++;
     for (uint32_t c = 0; c < ncls; c++) off[c + 1] += off[c];
     {
         uint32_t *fill = nm_malloc(((size_t)ncls + 1) * sizeof *fill);
         if (!fill) { rc = nm_fail(err, NM_ERR_NOMEM, "span graph: out of memory"); goto done; }
         memcpy(fill, off, ((size_t)ncls + 1) * sizeof *fill);
-        for (size_t e = 0; e < es.n; e++) adj[fill[cls[es.e[2 * e]]]++] = cls[es.e[2 * e + 1]];
+        for (size_t c = 0; c < nch; c++) {
+            const uint32_t *E = gw.ch[c].e;
+            for (size_t e = 0; e < gw.ch[c].n; e++) adj[fill[cls[E[2 * e]]]++] = cls[E[2 * e + 1]];
+            nm_free(gw.ch[c].e);
+            gw.ch[c].e = NULL;
+        }
         nm_free(fill);
     }
-    nm_free(es.e);
-    es.e = NULL;
     nm_graph g = {ncls, off, adj};
     rc = nm_grid_scc(&g, &q, err);
     if (rc != NM_OK) goto done;
@@ -443,7 +554,10 @@ static int span_scc(zone_work *zw, const uint16_t *mask, nm_scc *out, nm_error *
     *out = q;
     memset(&q, 0, sizeof q);
 done:
-    nm_free(es.par); nm_free(es.e); nm_free(off); nm_free(adj); nm_free(cls);
+    if (gw.ch)
+        for (size_t c = 0; c < nch; c++) { nm_free(gw.ch[c].e); nm_free(gw.ch[c].x); }
+    nm_free(gw.ch);
+    nm_free(gw.par); nm_free(off); nm_free(adj); nm_free(cls);
     nm_scc_free(&q);
     return rc;
 }
@@ -466,8 +580,8 @@ static int cmp_pair(const void *a, const void *b)
 static void zw_free(zone_work *zw)
 {
     nm_span_table_free(&zw->T);
-    nm_free(zw->rid); nm_free(zw->dead); nm_free(zw->sflags); nm_free(zw->sclr);
-    nm_free(zw->sclr2d); nm_free(zw->smedial); nm_free(zw->ssteps);
+    nm_free(zw->rid); nm_free(zw->sflags); nm_free(zw->sclr);
+    nm_free(zw->sclr2d); nm_free(zw->ssteps);
     nm_free(zw->bbox); nm_free(zw->walls);
     nm_free(zw->kw_start); nm_free(zw->kw_list);
     if (zw->rout)
@@ -552,10 +666,16 @@ static void *shrink_col(void *p, size_t bytes)
     return q ? q : p;
 }
 
+/* A column that is mostly 0 (clr2d, seg, medial) is allocated zeroed and only its non-zero
+ * entries are written: the zeroed pages never written stay unbacked (the zone's output is its
+ * memory peak; reading them back costs no memory either). */
+
+/* Step 9's columns, each from its per-span source, in an order that frees the sources before the
+ * next column is made: seg (then the span table's lookup index), clr2d and medial, components (in
+ * place over the span components), the records, the cell index. */
 static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
 {
     const uint32_t ns = zw->T.nspans;
-    const uint32_t *sp_cell = zw->T.sp_cell;
     size_t ncell = (size_t)Z->w * (size_t)Z->h;
     ghost_rec *gall = NULL;
     uint32_t *gord = NULL;
@@ -564,70 +684,29 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
     if (rc != NM_OK) return rc;
     size_t nrec = (size_t)ns + G;
     Z->rec_count = nrec;
-    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
-    if (!Z->cell_start) goto nomem;
-    for (uint32_t k = 0; k < ns; k++) Z->cell_start[sp_cell[k] + 1]++;
-    for (size_t g = 0; g < G; g++) Z->cell_start[gall[g].cell + 1]++;
-    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
     for (size_t g = 0; g < G; g++) {
         if (gall[g].flags & NM_GRID_FILL) Z->stats.fills++; else Z->stats.ghosts++;
     }
 
-    /* components (then the span components are used up) */
-    Z->scc = nm_malloc((nrec + 1) * sizeof *Z->scc);
-    if (!Z->scc) goto nomem;
-    {
-        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
-        const uint32_t *comp = scc->comp;
-        for (size_t i = 0; i < nrec; i++) {
-            uint32_t k;
-            const ghost_rec *g;
-            if (nat_next(&it, &k, &g)) Z->scc[i] = gmap[comp[k]];
-            else Z->scc[i] = g->src_span == UINT32_MAX ? 0 : gmap[comp[g->src_span]];
-        }
-    }
-    nm_scc_free(scc);
-    /* sealed clearance difference and medial axis */
-    Z->clr2d = nm_malloc((nrec + 1) * sizeof *Z->clr2d);
-    Z->medial = nm_malloc(nrec + 1);
-    if (!Z->clr2d || !Z->medial) goto nomem;
-    {
-        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
-        for (size_t i = 0; i < nrec; i++) {
-            uint32_t k;
-            const ghost_rec *g;
-            if (nat_next(&it, &k, &g)) {
-                Z->clr2d[i] = zw->sclr2d[k];
-                Z->medial[i] = zw->smedial[k];
-            } else {
-                Z->clr2d[i] = g->clr2d;
-                Z->medial[i] = g->medial;
-            }
-        }
-    }
-    nm_free(zw->sclr2d); zw->sclr2d = NULL;
-    nm_free(zw->smedial); zw->smedial = NULL;
     /* facade segment bits: orthogonal direction i with a forbidden step across a face column
      * (only spans carry steps; Ghost / Fill records have none) */
-    Z->seg = nm_malloc(nrec + 1);
+    Z->seg = nm_calloc(nrec + 1, 1);
     if (!Z->seg) goto nomem;
     {
-        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        nat_iter it = {zw->T.sp_cell, ns, 0, gall, gord, G, 0};
         for (size_t i = 0; i < nrec; i++) {
             uint32_t k;
             const ghost_rec *g;
-            uint8_t sg = 0;
-            if (nat_next(&it, &k, &g) && zw->ssteps[k]) {
-                uint8_t st = zw->ssteps[k];
-                int32_t ci = (int32_t)(sp_cell[k] % (uint32_t)Z->w), cj = (int32_t)(sp_cell[k] / (uint32_t)Z->w);
-                for (int d = 0; d < 2; d++) {
-                    if (!(st & (3u << (2 * d)))) continue;
-                    if (nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
-                        nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
-                        sg |= (uint8_t)(1u << d);
-                }
+            if (!nat_next(&it, &k, &g) || !zw->ssteps[k]) continue;
+            uint8_t st = zw->ssteps[k], sg = 0;
+            int32_t ci = (int32_t)(zw->T.sp_cell[k] % (uint32_t)Z->w), cj = (int32_t)(zw->T.sp_cell[k] / (uint32_t)Z->w);
+            for (int d = 0; d < 2; d++) {
+                if (!(st & (3u << (2 * d)))) continue;
+                if (nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
+                    nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
+                    sg |= (uint8_t)(1u << d);
             }
-            Z->seg[i] = sg;
+            if (sg) Z->seg[i] = sg;
         }
     }
     /* from here on only sp_cell and sp_h of the span table are read */
@@ -636,6 +715,52 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
     nm_free(zw->T.face); zw->T.face = NULL;
     nm_free(zw->T.occ_bits); zw->T.occ_bits = NULL;
     nm_free(zw->T.occ_rank); zw->T.occ_rank = NULL;
+    const uint32_t *sp_cell = zw->T.sp_cell;
+
+    /* sealed clearance difference and medial axis */
+    Z->clr2d = nm_calloc(nrec + 1, sizeof *Z->clr2d);
+    Z->medial = nm_calloc(nrec + 1, 1);
+    if (!Z->clr2d || !Z->medial) goto nomem;
+    {
+        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
+        for (size_t i = 0; i < nrec; i++) {
+            uint32_t k;
+            const ghost_rec *g;
+            uint16_t c2;
+            uint8_t m;
+            if (nat_next(&it, &k, &g)) {
+                c2 = zw->sclr2d[k];
+                m = zw->sflags[k] & SPAN_MEDIAL ? 1 : 0;
+            } else {
+                c2 = g->clr2d;
+                m = g->medial;
+            }
+            if (c2) Z->clr2d[i] = c2;
+            if (m) Z->medial[i] = m;
+        }
+    }
+    nm_free(zw->sclr2d); zw->sclr2d = NULL;
+
+    /* components, in place over the span components: record i >= its span k, so filling from
+     * the last record down never overwrites a span component still to be read (a Ghost's source
+     * span can be anywhere: its component is taken first) */
+    {
+        uint32_t *comp = scc->comp;
+        for (size_t g = 0; g < G; g++)
+            gall[g].src_span = gall[g].src_span == UINT32_MAX ? 0 : gmap[comp[gall[g].src_span]];
+        uint32_t *col = nm_realloc(comp, (nrec + 1) * sizeof *col);
+        if (!col) goto nomem;
+        scc->comp = NULL;
+        Z->scc = col;
+        uint32_t k = ns;
+        size_t gq = G;
+        for (size_t i = nrec; i-- > 0;) {
+            if (gq && (!k || gall[gord[gq - 1]].cell >= sp_cell[k - 1])) col[i] = gall[gord[--gq]].src_span;
+            else { k--; col[i] = gmap[col[k]]; }
+        }
+    }
+    nm_scc_free(scc);
+
     /* the records themselves, filled from the last one down: every SHRINK_STEP records the used
      * tails of the six per-span sources are given back (realloc to the part still to be read),
      * so the record table grows while its sources shrink */
@@ -660,7 +785,7 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
                 o->rid = zw->rid[k];
                 o->h = zw->T.sp_h[k];
                 o->clr = zw->sclr[k];
-                o->flags = zw->sflags[k];
+                o->flags = (uint8_t)(zw->sflags[k] & ~SPAN_MEDIAL);
                 o->steps = zw->ssteps[k];
                 if (k % SHRINK_STEP == 0 && k) {
                     zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);
@@ -680,14 +805,21 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
     nm_free(gall); gall = NULL;
     nm_free(gord); gord = NULL;
     nm_span_table_free(&zw->T); /* last use */
+    /* the cell index from the records' own cells, once their sources are gone */
+    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
+    if (!Z->cell_start) goto nomem;
+    for (size_t i = 0; i < nrec; i++) Z->cell_start[(uint32_t)Z->recs[i].cell + 1]++;
+    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
     Z->steps2x = nm_calloc(nrec + 1, 1);
     Z->tax = nm_calloc(nrec + 1, 1);
     if (!Z->steps2x || !Z->tax) goto nomem;
     /* canonical order inside each cell (insertion sort, stable: a cell holds a handful of
-     * records; the columns move with their record) */
+     * records; the columns move with their record; a record already in place is not written,
+     * so the sparse columns stay unbacked) */
     for (size_t c = 0; c < ncell; c++) {
         uint32_t a = Z->cell_start[c], b = Z->cell_start[c + 1];
         for (uint32_t i = a + 1; i < b; i++) {
+            if (nm_grid_layer_cmp(&Z->recs[i - 1], &Z->recs[i]) <= 0) continue;
             nm_grid_rec x = Z->recs[i];
             uint32_t xs = Z->scc[i];
             uint16_t xc = Z->clr2d[i];
@@ -880,14 +1012,16 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                 int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
                 int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
                 if (rc == NM_OK) {
-                    /* keep the own rows, as zone cell numbers */
+                    /* keep the own rows, as zone cell numbers (band cell + the band's first
+                     * zone cell: rows are whole, so no division) */
+                    const uint32_t lo = (uint32_t)(own0 - w0) * (uint32_t)nx, hi = (uint32_t)(own1 - w0) * (uint32_t)nx;
+                    const uint32_t shift = (uint32_t)w0 * (uint32_t)nx;
                     uint32_t a = 0;
-                    while (a < bt->nspans && bt->sp_cell[a] / (uint32_t)nx + (uint32_t)w0 < (uint32_t)own0) a++;
+                    while (a < bt->nspans && bt->sp_cell[a] < lo) a++;
                     rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
                     for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
-                        uint32_t row = bt->sp_cell[k] / (uint32_t)nx + (uint32_t)w0;
-                        if (row >= (uint32_t)own1) break;
-                        spans.cell[spans.n] = row * (uint32_t)nx + bt->sp_cell[k] % (uint32_t)nx;
+                        if (bt->sp_cell[k] >= hi) break;
+                        spans.cell[spans.n] = bt->sp_cell[k] + shift;
                         spans.h[spans.n] = bt->sp_h[k];
                         spans.ins[spans.n] = bt->sp_ins[k];
                         spans.n++;
@@ -999,7 +1133,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     progress(opts, "regions", 0.25);
     zw.rid = nm_malloc((size_t)ns * sizeof *zw.rid + 4);
     if (!zw.rid) NOMEM("regions");
-    rc = nm_grid_label_regions(T, zw.rid, &zw.nreg, err);
+    rc = nm_grid_label_regions(T, opts->workers, zw.rid, &zw.nreg, err);
     if (rc == NM_OK) rc = nm_bake_link_regions(zc, &Z, T, zw.rid, &zw.nreg, err);
     if (rc != NM_OK) goto fail_op;
     Z.global_regions = zw.nreg;
@@ -1008,10 +1142,16 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     progress(opts, "walls", 0.3);
     rc = nm_grid_bake_walls(&zw.win, &mesh, bnd, &zw.walls, &zw.nwalls, err);
     if (rc != NM_OK) goto fail_op;
-    zw.dead = nm_calloc((size_t)ns + 1, 1);
-    if (!zw.dead) NOMEM("dead");
-    rc = nm_grid_stamp_walls(T, zw.walls, zw.nwalls, zw.dead, NULL, err);
+    /* Dead is the record flag NM_GRID_DEAD (= 1, StampWalls' mark), so the per-span flags
+     * column starts as StampWalls' output */
+    zw.sflags = nm_calloc((size_t)ns + 1, 1);
+    if (!zw.sflags) NOMEM("dead");
+    rc = nm_grid_stamp_walls(T, zw.walls, zw.nwalls, zw.sflags, NULL, err);
     if (rc != NM_OK) goto fail_op;
+    /* the ins bits ride in sflags until step 5 turns them into Core (one column less there) */
+    for (uint32_t k = 0; k < ns; k++)
+        if (T->sp_ins[k]) zw.sflags[k] |= SPAN_INS;
+    nm_free(zw.T.sp_ins); zw.T.sp_ins = NULL;
     Z.stats.walls = zw.nwalls;
 
     /* 4. region boxes (a region's spans are read back through its box's cells) */
@@ -1021,14 +1161,16 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
-    for (uint32_t k = 0; k < ns; k++) {
+    /* spans come in cell order: the row is carried along instead of divided out */
+    for (uint32_t k = 0, j = 0, row0 = 0; k < ns; k++) {
         uint32_t r = zw.rid[k] - 1;
-        int32_t i = (int32_t)(T->sp_cell[k] % (uint32_t)Z.w), j = (int32_t)(T->sp_cell[k] / (uint32_t)Z.w);
+        while (T->sp_cell[k] - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
+        int32_t i = (int32_t)(T->sp_cell[k] - row0);
         int32_t *b = &zw.bbox[4 * r];
         if (i < b[0]) b[0] = i;
-        if (j < b[1]) b[1] = j;
+        if ((int32_t)j < b[1]) b[1] = (int32_t)j;
         if (i > b[2]) b[2] = i;
-        if (j > b[3]) b[3] = j;
+        if ((int32_t)j > b[3]) b[3] = (int32_t)j;
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
@@ -1106,14 +1248,12 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 
     /* 6. per region: layer, Core, Ghost / Fill, clearance, sealed clearance, medial axis */
     progress(opts, "regions fields", 0.4);
-    zw.sflags = nm_calloc((size_t)ns + 1, 1);
     zw.sclr = nm_calloc((size_t)ns + 1, sizeof *zw.sclr);
     zw.sclr2d = nm_calloc((size_t)ns + 1, sizeof *zw.sclr2d);
-    zw.smedial = nm_calloc((size_t)ns + 1, 1);
     zw.ssteps = nm_calloc((size_t)ns + 1, 1);
     zw.rout = nm_calloc((size_t)zw.nreg + 1, sizeof *zw.rout);
     zw.errs = nm_calloc((size_t)zw.nreg + 1, sizeof *zw.errs);
-    if (!zw.sflags || !zw.sclr || !zw.sclr2d || !zw.smedial || !zw.ssteps || !zw.rout || !zw.errs)
+    if (!zw.sclr || !zw.sclr2d || !zw.ssteps || !zw.rout || !zw.errs)
         NOMEM("fields");
     {
         int wk = nm_workers_for((size_t)ns, opts->workers);
@@ -1127,18 +1267,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 
     /* 7. step bits and the directed span graph */
     progress(opts, "steps", 0.6);
-    {
-        span_range_ctx sc = {&zw, 16384, NULL, NULL, NULL};
-        size_t chunks = ((size_t)ns + sc.per - 1) / sc.per;
-        int wk = nm_workers_for((size_t)ns, opts->workers);
-        sc.mask = nm_calloc((size_t)ns + 1, sizeof *sc.mask);
-        if (!sc.mask) NOMEM("span graph");
-        rc = nm_parallel_chunks(chunks, wk, steps_chunk, &sc);
-        progress(opts, "scc", 0.7);
-        if (rc == NM_OK) rc = span_scc(&zw, sc.mask, &scc, err);
-        nm_free(sc.mask);
-        if (rc != NM_OK) goto fail_op;
-    }
+    rc = span_graph(&zw, opts, &scc, err);
+    if (rc != NM_OK) goto fail_op;
     /* per-region renumbering: local component ids in order of each component's first span in
      * span order (the global numbering is by smallest node, so the order is kept) */
     gmap = nm_calloc((size_t)scc.ncomp + 1, sizeof *gmap);
@@ -1207,9 +1337,6 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         nm_free(clist);
         nm_free(cnum);
     }
-
-    /* the Dead column is used up (Dead is in sflags now) */
-    nm_free(zw.dead); zw.dead = NULL;
 
     /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
     progress(opts, "records", 0.85);

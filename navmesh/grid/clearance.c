@@ -27,16 +27,16 @@ float nm_grid_clearance_px(uint16_t q)
 
 typedef struct edt_job {
     int32_t nx, ny;
-    const uint16_t *g; /* column distances, capped */
     const uint8_t *obst;
-    uint16_t *q;
+    uint16_t *q;       /* in: column distances, capped; out: the clearance (row by row) */
     size_t rows_per_chunk;
 } edt_job;
 
 /* Row pass for a band of rows: the lower envelope of g(x+k)^2 + k^2 over |k| <= 49, taken as a
  * direct minimum because the clearance is capped. Two exact shortcuts keep it near O(1) a cell:
  * when g(x) is the least g of the whole window (open ground, a column cap everywhere) the minimum
- * is g(x)^2 at k = 0; otherwise the scan walks outward and stops once k^2 alone reaches the best. */
+ * is g(x)^2 at k = 0; otherwise the scan walks outward and stops once the window's least g squared
+ * plus k^2 reaches the best. */
 static int edt_rows(void *ctx, size_t chunk)
 {
     const edt_job *jb = ctx;
@@ -45,11 +45,15 @@ static int edt_rows(void *ctx, size_t chunk)
         j1 = (size_t)jb->ny;
     const int32_t nx = jb->nx;
     int32_t *dq = nm_malloc((size_t)nx * sizeof *dq); /* sliding-window minimum, indices */
-    if (!dq)
+    uint16_t *g = nm_malloc((size_t)nx * sizeof *g);  /* the row's column distances */
+    if (!dq || !g) {
+        nm_free(dq);
+        nm_free(g);
         return NM_ERR_NOMEM;
+    }
     for (size_t j = j0; j < j1; j++) {
-        const uint16_t *g = jb->g + j * (size_t)nx;
         uint16_t *q = jb->q + j * (size_t)nx;
+        memcpy(g, q, (size_t)nx * sizeof *g);
         const uint8_t *ob = jb->obst + j * (size_t)nx;
         size_t head = 0, tail = 0;
         int32_t next = 0; /* next index to enter the window */
@@ -67,8 +71,11 @@ static int edt_rows(void *ctx, size_t chunk)
                 continue;
             }
             uint32_t best = (uint32_t)g[x] * g[x];
-            if (g[dq[head]] < g[x]) {
-                for (int32_t k = 1; k <= EDT_R && (uint32_t)(k * k) < best; k++) {
+            uint32_t gm = g[dq[head]];
+            if (gm < g[x]) {
+                /* every term further out is at least gm^2 + k^2: stop once that reaches best */
+                gm *= gm;
+                for (int32_t k = 1; k <= EDT_R && gm + (uint32_t)(k * k) < best; k++) {
                     uint32_t kk = (uint32_t)(k * k);
                     if (x - k >= 0) {
                         uint32_t v = (uint32_t)g[x - k] * g[x - k] + kk;
@@ -86,6 +93,7 @@ static int edt_rows(void *ctx, size_t chunk)
         }
     }
     nm_free(dq);
+    nm_free(g);
     return NM_OK;
 }
 
@@ -142,23 +150,18 @@ int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, 
     if (rc)
         return rc;
     size_t n = (size_t)nx * (size_t)ny;
-    uint16_t *g = nm_malloc(n * sizeof *g);
-    if (!g)
-        return nm_fail(err, NM_ERR_NOMEM, "Clearance: %zu cells", n);
     /* Column pass: cells to the nearest obstacle above or below in the same column, capped at
      * 196; outside the window counts as free, so a column without obstacles stays at the cap.
-     * Run over strips of columns, row by row (the array is row-major), in parallel. */
-    col_job cj = {nx, ny, obst, g, COL_STRIP};
+     * Run over strips of columns, row by row (the array is row-major), in parallel. The column
+     * distances go into q itself: the row pass reads one row at a time (copied first). */
+    col_job cj = {nx, ny, obst, q, COL_STRIP};
     size_t strips = ((size_t)nx + COL_STRIP - 1) / COL_STRIP;
     rc = nm_parallel_chunks(strips, nm_workers_for(n, workers), edt_cols, &cj);
-    if (rc) {
-        nm_free(g);
+    if (rc)
         return nm_fail(err, rc, "Clearance: column pass failed");
-    }
-    edt_job jb = {nx, ny, g, obst, q, 64};
+    edt_job jb = {nx, ny, obst, q, 64};
     size_t chunks = ((size_t)ny + jb.rows_per_chunk - 1) / jb.rows_per_chunk;
     rc = nm_parallel_chunks(chunks, nm_workers_for(n, workers), edt_rows, &jb);
-    nm_free(g);
     if (rc)
         return nm_fail(err, rc, "Clearance: row pass failed");
     return NM_OK;
@@ -196,18 +199,21 @@ static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
     return dx * dx + dy * dy;
 }
 
-/* Cell (i, j) takes the source of its neighbour (i + di, j + dj) when strictly nearer. */
-static void take(ns_state *s, int32_t i, int32_t j, int di, int dj)
+/* Cell (i, j), holding source *cur (squared distance *curd, -1 until needed), takes the source
+ * cand of a neighbour when strictly nearer. A neighbour with the same source cannot be nearer,
+ * so it costs no distance (open ground: most neighbours share their source). */
+static inline void take(const ns_state *s, int32_t i, int32_t j, int32_t cand, int32_t *cur,
+                        int64_t *curd)
 {
-    int32_t a = i + di, b = j + dj;
-    if (a < 0 || b < 0 || a >= s->nx || b >= s->ny)
+    if (cand < 0 || cand == *cur)
         return;
-    int32_t cand = s->src[(size_t)b * (size_t)s->nx + (size_t)a];
-    if (cand < 0)
-        return;
-    int32_t *cur = &s->src[(size_t)j * (size_t)s->nx + (size_t)i];
-    if (*cur < 0 || src_d2(s, i, j, cand) < src_d2(s, i, j, *cur))
+    int64_t d = src_d2(s, i, j, cand);
+    if (*cur >= 0 && *curd < 0)
+        *curd = src_d2(s, i, j, *cur);
+    if (*cur < 0 || d < *curd) {
         *cur = cand;
+        *curd = d;
+    }
 }
 
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
@@ -222,30 +228,91 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     ns_state s = {nx, ny, src, 1.0 / (double)nx};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
+        int32_t *row = src + (size_t)j * (size_t)nx, *up = j > 0 ? row - nx : NULL;
         for (int32_t i = 0; i < nx; i++) {
-            take(&s, i, j, 0, -1);
-            take(&s, i, j, -1, -1);
-            take(&s, i, j, 1, -1);
-            take(&s, i, j, -1, 0);
+            int32_t cur = row[i];
+            int64_t curd = -1;
+            if (up) {
+                take(&s, i, j, up[i], &cur, &curd);
+                if (i > 0)
+                    take(&s, i, j, up[i - 1], &cur, &curd);
+                if (i + 1 < nx)
+                    take(&s, i, j, up[i + 1], &cur, &curd);
+            }
+            if (i > 0)
+                take(&s, i, j, row[i - 1], &cur, &curd);
+            row[i] = cur;
         }
-        for (int32_t i = nx - 1; i >= 0; i--)
-            take(&s, i, j, 1, 0);
+        for (int32_t i = nx - 2; i >= 0; i--) {
+            int64_t curd = -1;
+            take(&s, i, j, row[i + 1], &row[i], &curd);
+        }
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
+        int32_t *row = src + (size_t)j * (size_t)nx, *dn = j + 1 < ny ? row + nx : NULL;
         for (int32_t i = nx - 1; i >= 0; i--) {
-            take(&s, i, j, 0, 1);
-            take(&s, i, j, -1, 1);
-            take(&s, i, j, 1, 1);
-            take(&s, i, j, 1, 0);
+            int32_t cur = row[i];
+            int64_t curd = -1;
+            if (dn) {
+                take(&s, i, j, dn[i], &cur, &curd);
+                if (i > 0)
+                    take(&s, i, j, dn[i - 1], &cur, &curd);
+                if (i + 1 < nx)
+                    take(&s, i, j, dn[i + 1], &cur, &curd);
+            }
+            if (i + 1 < nx)
+                take(&s, i, j, row[i + 1], &cur, &curd);
+            row[i] = cur;
         }
-        for (int32_t i = 0; i < nx; i++)
-            take(&s, i, j, -1, 0);
+        for (int32_t i = 1; i < nx; i++) {
+            int64_t curd = -1;
+            take(&s, i, j, row[i - 1], &row[i], &curd);
+        }
     }
     return NM_OK;
 }
 
 /* ---- MedialAxis ----------------------------------------------------------------------------- */
+
+bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, int32_t j)
+{
+    /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
+    const double lc = NM_kClrLambda / NM_kCS;
+    const int64_t T = (int64_t)ceil(lc * lc);
+    size_t c = (size_t)j * (size_t)nx + (size_t)i;
+    /* an obstacle cell is its own source; a free cell's source is some other cell */
+    if (src[c] < 0 || (size_t)src[c] == c)
+        return false;
+    if (i > 0 && j > 0 && i + 1 < nx && j + 1 < ny) {
+        /* inside the window: all eight neighbours sharing the source is the common case */
+        const int32_t s = src[c], *up = src + c - nx, *dn = src + c + nx;
+        if (up[-1] == s && up[0] == s && up[1] == s && src[c - 1] == s && src[c + 1] == s &&
+            dn[-1] == s && dn[0] == s && dn[1] == s)
+            return false;
+    }
+    double inv_nx = 0.0;
+    int64_t fx = -1, fy = 0; /* the source's cell, once a neighbour's source differs */
+    for (int dj = -1; dj <= 1; dj++)
+        for (int di = -1; di <= 1; di++) {
+            int32_t a = i + di, b = j + dj;
+            if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
+                continue;
+            size_t o = (size_t)b * (size_t)nx + (size_t)a;
+            if (src[o] < 0 || (size_t)src[o] == o || src[o] == src[c])
+                continue; /* no source, an obstacle, or the same source (distance 0) */
+            if (fx < 0) {
+                inv_nx = 1.0 / (double)nx;
+                cell_ij(src[c], nx, inv_nx, &fx, &fy);
+            }
+            int64_t ox, oy;
+            cell_ij(src[o], nx, inv_nx, &ox, &oy);
+            int64_t ex = ox - fx, ey = oy - fy;
+            if (ex * ex + ey * ey >= T)
+                return true;
+        }
+    return false;
+}
 
 int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
                         nm_error *err)
@@ -262,35 +329,9 @@ int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *me
         nm_free(src);
         return rc;
     }
-    /* Threshold in squared cells: ceil((lambda / kCS)^2) = 4 (lambda = 2 cells). */
-    const double lc = NM_kClrLambda / NM_kCS;
-    const int64_t T = (int64_t)ceil(lc * lc);
-    memset(medial, 0, n);
-    const double inv_nx = 1.0 / (double)nx;
     for (int32_t j = 0; j < ny; j++)
-        for (int32_t i = 0; i < nx; i++) {
-            size_t c = (size_t)j * (size_t)nx + (size_t)i;
-            if (obst[c] || src[c] < 0)
-                continue;
-            int64_t fx, fy;
-            cell_ij(src[c], nx, inv_nx, &fx, &fy);
-            for (int dj = -1; dj <= 1 && !medial[c]; dj++)
-                for (int di = -1; di <= 1; di++) {
-                    int32_t a = i + di, b = j + dj;
-                    if ((di == 0 && dj == 0) || a < 0 || b < 0 || a >= nx || b >= ny)
-                        continue;
-                    size_t o = (size_t)b * (size_t)nx + (size_t)a;
-                    if (obst[o] || src[o] < 0)
-                        continue;
-                    int64_t ox, oy;
-                    cell_ij(src[o], nx, inv_nx, &ox, &oy);
-                    int64_t ex = ox - fx, ey = oy - fy;
-                    if (ex * ex + ey * ey >= T) {
-                        medial[c] = 1;
-                        break;
-                    }
-                }
-        }
+        for (int32_t i = 0; i < nx; i++)
+            medial[(size_t)j * (size_t)nx + (size_t)i] = nm_grid_medial_cell(nx, ny, src, i, j);
     nm_free(src);
     return NM_OK;
 }

@@ -115,13 +115,51 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
 
 void nm_span_table_free(nm_span_table *t);
 
+/* The lookups below are inline: the bake asks for a cell's spans several times per span (steps,
+ * SCC, regions), and a call per lookup was the largest single item of its profile. */
+
+/* Bit count without a call: with no popcnt instruction enabled (portable builds) the builtin
+ * is a libgcc call. */
+static inline uint32_t nm_grid_popc64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 /* Occupied index of cell c (0..nocc-1), or -1 when the cell has no span or c is out of range.
  * One bit test and one popcount. */
-int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c);
+static inline int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
+{
+    if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny)
+        return -1;
+    uint64_t word = t->occ_bits[c >> 6];
+    uint32_t b = c & 63;
+    if (!((word >> b) & 1u))
+        return -1;
+    uint64_t below = word & (((uint64_t)1 << b) - 1);
+    return (int64_t)t->occ_rank[c >> 6] + nm_grid_popc64(below);
+}
+
 /* Spans of cell c: *first = first span index, returns the count (0 when empty). */
-uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first);
+static inline uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
+{
+    int64_t k = nm_span_cell_index(t, c);
+    if (k < 0) {
+        *first = 0;
+        return 0;
+    }
+    *first = t->cs[k];
+    return t->cs[k + 1] - t->cs[k];
+}
+
 /* face bit of cell c (false for empty cells). */
-bool nm_span_cell_face(const nm_span_table *t, uint32_t c);
+static inline bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
+{
+    int64_t k = nm_span_cell_index(t, c);
+    return k >= 0 && t->face[k];
+}
 
 /* ---- seam bridge (补缝) --------------------------------------------------------------------- */
 /* AppendSeamBridge: for every empty cell of `pre` whose left and right (then: upper and lower)
@@ -135,9 +173,9 @@ int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *sample
 /* ---- regions (类号) ------------------------------------------------------------------------- */
 /* LabelRegions: union-find over spans; the spans of cell c and of its +x and +y neighbours are
  * linked when |h_u - h_v| <= kClimb. rid[k] (caller array of t->nspans) receives 1-based region
- * numbers, numbered in order of each region's first span. *nregions gets the count.
- * Errors: NM_ERR_NOMEM. */
-int nm_grid_label_regions(const nm_span_table *t, uint32_t *rid, uint32_t *nregions,
+ * numbers, numbered in order of each region's first span. *nregions gets the count. `workers` as
+ * for nm_workers_for; the output does not depend on it. Errors: NM_ERR_NOMEM. */
+int nm_grid_label_regions(const nm_span_table *t, int workers, uint32_t *rid, uint32_t *nregions,
                           nm_error *err);
 
 /* ---- core morphology (填洞与合缝) ----------------------------------------------------------- */
@@ -184,6 +222,10 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
  * Errors: NM_ERR_ARG, NM_ERR_NOMEM. */
 int nm_grid_medial_axis(int32_t nx, int32_t ny, const uint8_t *obst, uint8_t *medial,
                         nm_error *err);
+/* MedialAxis at cell (i, j) from NearestSource's output src alone (an obstacle cell is its own
+ * source): the same value nm_grid_medial_axis gives there, without the obstacle mask, so a caller
+ * can free the mask once the sources are known. [Limits: 0 <= i < nx, 0 <= j < ny] */
+bool nm_grid_medial_cell(int32_t nx, int32_t ny, const int32_t *src, int32_t i, int32_t j);
 
 /* ---- vertical reachability (垂直可达判据) ---------------------------------------------------- */
 /* Fall gate (FallGate): asked about a ledge drop (take-off cell/height -> landing cell/height,
@@ -210,6 +252,15 @@ bool nm_grid_raster_face(const nm_span_table *t, int32_t i, int32_t j, int dx, i
  * [Limits: dx, dy in {-1, 0, 1}, not both 0] gate may be NULL. */
 bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i, int32_t j,
                      int dx, int dy, double ha, double hb);
+
+/* RiseOk's first three steps alone: a level step or a gentle slope (-kClimb <= hb - ha <=
+ * kSlope * kCS) passes whatever the columns hold, so nm_grid_rise_ok is true then. Inline for the
+ * bake, which asks RiseOk about every neighbour pair and finds most of them level. */
+static inline bool nm_grid_rise_gentle(double ha, double hb)
+{
+    const double dh = hb - ha;
+    return dh >= -NM_kClimb && dh <= NM_kSlope * NM_kCS;
+}
 
 /* The 4 canonical step directions of the step bits: (1,0), (0,1), (1,1), (1,-1). */
 extern const int nm_grid_step_dx[4];

@@ -162,17 +162,25 @@ int nm_grid_rasterize(const nm_grid_window *win, const nm_grid_mesh *mesh, nm_gr
         if (fabs(D) < BARY_EPS)
             D = BARY_EPS; /* vertical triangle: clamping puts h on a vertex or an edge */
         double dhB = (double)B[2] - A[2], dhC = (double)C[2] - A[2];
+        /* A cell whose centre lies inside the triangle meets it on every axis (the separating
+         * gap would have to exceed half a cell), so the test is skipped there: the same cells,
+         * at a fraction of the cost inside large triangles. Not on near-degenerate ones. */
+        const bool fast = fabs(D) >= 1e-6;
+        const double sD = D < 0.0 ? -1.0 : 1.0, aD = fabs(D);
         for (int64_t j = j0; j <= j1; j++) {
             double cy = win->y0 + ((double)j + 0.5) * NM_kCS;
             for (int64_t i = i0; i <= i1; i++) {
                 double cx = win->x0 + ((double)i + 0.5) * NM_kCS;
-                double x[3] = {A[0] - cx, B[0] - cx, C[0] - cx};
-                double y[3] = {A[1] - cy, B[1] - cy, C[1] - cy};
-                if (!sat_hits(x, y))
-                    continue;
                 double qx = cx - A[0], qy = cy - A[1];
-                double tb = cross2(qx, qy, e2x, e2y) / D;
-                double sc = cross2(e1x, e1y, qx, qy) / D;
+                double ub = cross2(qx, qy, e2x, e2y), vc = cross2(e1x, e1y, qx, qy);
+                if (!(fast && sD * ub >= 0.0 && sD * vc >= 0.0 && sD * (ub + vc) <= aD)) {
+                    double x[3] = {A[0] - cx, B[0] - cx, C[0] - cx};
+                    double y[3] = {A[1] - cy, B[1] - cy, C[1] - cy};
+                    if (!sat_hits(x, y))
+                        continue;
+                }
+                double tb = ub / D;
+                double sc = vc / D;
                 uint8_t ins = tb >= -BARY_EPS && sc >= -BARY_EPS && tb + sc <= 1.0 + BARY_EPS;
                 tb = tb < 0.0 ? 0.0 : (tb > 1.0 ? 1.0 : tb);
                 sc = sc < 0.0 ? 0.0 : (sc > 1.0 - tb ? 1.0 - tb : sc);

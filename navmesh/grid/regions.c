@@ -20,6 +20,8 @@ static uint32_t uf_find(uint32_t *parent, uint32_t x)
 /* The root of a group is its smallest span index, so the result does not depend on link order. */
 static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
 {
+    if (parent[a] == parent[b])
+        return; /* one parent, one set: the common case on open ground */
     a = uf_find(parent, a);
     b = uf_find(parent, b);
     if (a < b)
@@ -28,52 +30,122 @@ static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
         parent[a] = b;
 }
 
+/* A chunk of occupied cells [oa, ob) and so of spans [sa, sb): links to spans inside it are merged
+ * at once (the chunk's slice of the union-find is its own), links leaving it are kept for the
+ * serial merge. Roots are the smallest span of their set whatever the merge order, so the regions
+ * do not depend on the chunks or the workers. */
+typedef struct label_chunk {
+    uint32_t oa, ob, sa, sb;
+    uint32_t *x; size_t nx, cap; /* (u, v) pairs with v >= sb */
+    bool oom;
+} label_chunk;
+
+typedef struct label_work {
+    const nm_span_table *t;
+    uint32_t *parent;
+    label_chunk *ch;
+} label_work;
+
 /* Links the spans of two neighbouring cells whose heights differ by at most kClimb. Both columns
  * are sorted by height, so the partners of each span form a sliding range. */
-static void link_columns(const nm_span_table *t, uint32_t *parent, uint32_t c, uint32_t d)
+static void link_columns(const nm_span_table *t, uint32_t *parent, label_chunk *lc, uint32_t fa,
+                         uint32_t na, uint32_t d)
 {
-    uint32_t fa, fb;
-    uint32_t na = nm_span_cell_spans(t, c, &fa), nb = nm_span_cell_spans(t, d, &fb);
+    uint32_t fb, nb = nm_span_cell_spans(t, d, &fb);
     uint32_t lo = 0;
     for (uint32_t u = 0; u < na; u++) {
         double hu = t->sp_h[fa + u];
         while (lo < nb && (double)t->sp_h[fb + lo] < hu - NM_kClimb)
             lo++;
-        for (uint32_t v = lo; v < nb && (double)t->sp_h[fb + v] <= hu + NM_kClimb; v++)
-            if (fabs(hu - (double)t->sp_h[fb + v]) <= NM_kClimb)
+        for (uint32_t v = lo; v < nb && (double)t->sp_h[fb + v] <= hu + NM_kClimb; v++) {
+            if (!(fabs(hu - (double)t->sp_h[fb + v]) <= NM_kClimb))
+                continue;
+            if (fb + v < lc->sb) {
                 uf_union(parent, fa + u, fb + v);
+                continue;
+            }
+            if (lc->nx == lc->cap) {
+                size_t nc = lc->cap ? lc->cap * 2 : 1024;
+                uint32_t *p2 = nm_realloc(lc->x, nc * 2 * sizeof *p2);
+                if (!p2) {
+                    lc->oom = true;
+                    return;
+                }
+                lc->x = p2;
+                lc->cap = nc;
+            }
+            lc->x[2 * lc->nx] = fa + u;
+            lc->x[2 * lc->nx + 1] = fb + v;
+            lc->nx++;
+        }
     }
 }
 
-int nm_grid_label_regions(const nm_span_table *t, uint32_t *rid, uint32_t *nregions,
+static int label_chunk_fn(void *ctx, size_t chunk)
+{
+    label_work *lw = ctx;
+    const nm_span_table *t = lw->t;
+    label_chunk *lc = &lw->ch[chunk];
+    const uint32_t nx = (uint32_t)t->win.nx, ny = (uint32_t)t->win.ny;
+    for (uint32_t k = lc->sa; k < lc->sb; k++)
+        lw->parent[k] = k;
+    for (uint32_t o = lc->oa; o < lc->ob && !lc->oom; o++) {
+        uint32_t fa = t->cs[o], na = t->cs[o + 1] - fa, c = t->sp_cell[fa];
+        uint32_t i = c % nx, j = c / nx;
+        if (i + 1 < nx)
+            link_columns(t, lw->parent, lc, fa, na, c + 1);
+        if (j + 1 < ny)
+            link_columns(t, lw->parent, lc, fa, na, c + nx);
+    }
+    return lc->oom ? NM_ERR_NOMEM : NM_OK;
+}
+
+int nm_grid_label_regions(const nm_span_table *t, int workers, uint32_t *rid, uint32_t *nregions,
                           nm_error *err)
 {
     if (!t || (!rid && t->nspans))
         return nm_fail(err, NM_ERR_ARG, "LabelRegions: missing table or output");
-    uint32_t *parent = nm_malloc((t->nspans ? t->nspans : 1) * sizeof *parent);
-    if (!parent)
-        return nm_fail(err, NM_ERR_NOMEM, "LabelRegions: %u spans", (unsigned)t->nspans);
-    for (uint32_t k = 0; k < t->nspans; k++)
-        parent[k] = k;
-    const uint32_t nx = (uint32_t)t->win.nx, ny = (uint32_t)t->win.ny;
-    for (uint32_t o = 0; o < t->nocc; o++) {
-        uint32_t c = t->sp_cell[t->cs[o]];
-        uint32_t i = c % nx, j = c / nx;
-        if (i + 1 < nx)
-            link_columns(t, parent, c, c + 1);
-        if (j + 1 < ny)
-            link_columns(t, parent, c, c + nx);
+    uint32_t per = 16384;
+    if (t->nocc / 64 > per)
+        per = t->nocc / 64 + 1;
+    size_t nch = ((size_t)t->nocc + per - 1) / per;
+    label_work lw = {t, nm_malloc((t->nspans ? t->nspans : 1) * sizeof *lw.parent),
+                     nm_calloc(nch + 1, sizeof *lw.ch)};
+    int rc = NM_OK;
+    if (!lw.parent || !lw.ch) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "LabelRegions: %u spans", (unsigned)t->nspans);
+        goto done;
     }
+    for (size_t c = 0; c < nch; c++) {
+        label_chunk *lc = &lw.ch[c];
+        lc->oa = (uint32_t)(c * per);
+        lc->ob = (uint32_t)((c + 1) * per < t->nocc ? (c + 1) * per : t->nocc);
+        lc->sa = t->cs[lc->oa];
+        lc->sb = t->cs[lc->ob];
+    }
+    rc = nm_parallel_chunks(nch, nm_workers_for(t->nspans, workers), label_chunk_fn, &lw);
+    if (rc) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "LabelRegions: %u spans", (unsigned)t->nspans);
+        goto done;
+    }
+    for (size_t c = 0; c < nch; c++)
+        for (size_t k = 0; k < lw.ch[c].nx; k++)
+            uf_union(lw.parent, lw.ch[c].x[2 * k], lw.ch[c].x[2 * k + 1]);
     /* Number regions in order of their first span: a root is its group's smallest index. */
     uint32_t next = 0;
     for (uint32_t k = 0; k < t->nspans; k++) {
-        uint32_t r = uf_find(parent, k);
+        uint32_t r = uf_find(lw.parent, k);
         rid[k] = r == k ? ++next : rid[r];
     }
-    nm_free(parent);
     if (nregions)
         *nregions = next;
-    return NM_OK;
+done:
+    if (lw.ch)
+        for (size_t c = 0; c < nch; c++)
+            nm_free(lw.ch[c].x);
+    nm_free(lw.ch);
+    nm_free(lw.parent);
+    return rc;
 }
 
 /* ---- FillHoles ------------------------------------------------------------------------------ */

@@ -114,10 +114,11 @@ static bool edge_crossed(const nm_span_table *t, const nm_fall_gate *gate, const
         bool in = false, on = false;
         for (uint32_t q = fb; q < fb + nb && !in; q++)
             in = (!rid || rid[q] == r) && fabs((double)t->sp_h[q] - ha) <= NM_kClimb &&
-                 nm_grid_rise_ok(t, gate, i - dx, j - dy, dx, dy, t->sp_h[q], ha);
+                 (nm_grid_rise_gentle(t->sp_h[q], ha) ||
+                  nm_grid_rise_ok(t, gate, i - dx, j - dy, dx, dy, t->sp_h[q], ha));
         for (uint32_t p = fn; in && p < fn + nn && !on; p++)
             on = (!rid || rid[p] == r) && fabs((double)t->sp_h[p] - ha) <= NM_kClimb &&
-                 nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, t->sp_h[p]);
+                 (nm_grid_rise_gentle(ha, t->sp_h[p]) || nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, t->sp_h[p]));
         if (in && on)
             return true;
     }
@@ -162,10 +163,10 @@ uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, cons
             continue;
         double hb = t->sp_h[best];
         const uint32_t r = rid ? rid[k] : 0;
-        if (!nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb) &&
+        if (!nm_grid_rise_gentle(ha, hb) && !nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb) &&
             !edge_crossed(t, gate, rid, r, i, j, dx, dy))
             bits |= (uint8_t)(1u << (2 * d));
-        if (!nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha) &&
+        if (!nm_grid_rise_gentle(hb, ha) && !nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha) &&
             !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
             bits |= (uint8_t)(1u << (2 * d + 1));
     }

@@ -10,8 +10,34 @@
  * 16 bits. Returns NULL on NOMEM. Only a small high-bit count table, the fixed 65537-entry low
  * count table and one temporary of the largest bucket's size are needed besides the permutation
  * itself (a one-level sort would need a start table as long as the window). */
+#define ONE_LEVEL_CELLS (1u << 23) /* windows up to this many cells (a raster band) */
+
+/* The same permutation in one counting pass, for a window small enough for a start table per
+ * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
+static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
+{
+    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
+    uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
+    if (!perm || !at) {
+        nm_free(perm);
+        nm_free(at);
+        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++)
+        at[cell[k] + 1]++;
+    for (uint32_t c = 0; c < ncells; c++)
+        at[c + 1] += at[c];
+    for (size_t k = 0; k < n; k++)
+        perm[at[cell[k]]++] = (uint32_t)k;
+    nm_free(at);
+    return perm;
+}
+
 static uint32_t *sort_perm(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
+    if (ncells <= ONE_LEVEL_CELLS)
+        return sort_perm_small(cell, n, ncells, err);
     size_t nhi = ((size_t)(ncells - 1) >> 16) + 2;
     uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
     uint32_t *hi = nm_calloc(nhi, sizeof *hi);
@@ -304,43 +330,4 @@ int nm_grid_pack_spans(const nm_grid_window *win, nm_grid_samples *spans, nm_spa
     if (rc)
         nm_span_table_free(out);
     return rc;
-}
-
-/* Bit count without a call: with no popcnt instruction enabled (portable builds) the builtin
- * is a libgcc call, and the bake asks for a cell's spans several times per span. */
-static inline uint32_t popc64(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
-}
-
-int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)
-{
-    if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny)
-        return -1;
-    uint64_t word = t->occ_bits[c >> 6];
-    uint32_t b = c & 63;
-    if (!((word >> b) & 1u))
-        return -1;
-    uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    return (int64_t)t->occ_rank[c >> 6] + popc64(below);
-}
-
-uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
-{
-    int64_t k = nm_span_cell_index(t, c);
-    if (k < 0) {
-        *first = 0;
-        return 0;
-    }
-    *first = t->cs[k];
-    return t->cs[k + 1] - t->cs[k];
-}
-
-bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
-{
-    int64_t k = nm_span_cell_index(t, c);
-    return k >= 0 && t->face[k];
 }

@@ -272,3 +272,100 @@ Test(medial_axis, straight_corridor_axis_is_the_two_centre_rows)
         for (int i = 0; i < CW; i++)
             cr_assert_eq(med[j * CW + i], j == 11 || j == 12, "cell (%d,%d)", i, j);
 }
+
+/* NearestSource as the header states it, one neighbour at a time (strictly nearer replaces, ties
+ * keep the existing source), to pin the operator's exact output, ties included. */
+static void nearest_source_ref(int W, int H, const uint8_t *ob, int32_t *src)
+{
+    for (int c = 0; c < W * H; c++)
+        src[c] = ob[c] ? c : -1;
+    const int pass1[4][2] = {{0, -1}, {-1, -1}, {1, -1}, {-1, 0}};
+    const int pass2[4][2] = {{0, 1}, {-1, 1}, {1, 1}, {1, 0}};
+#define TAKE(i, j, di, dj)                                                                      \
+    do {                                                                                        \
+        int a_ = (i) + (di), b_ = (j) + (dj);                                                   \
+        if (a_ < 0 || b_ < 0 || a_ >= W || b_ >= H) break;                                      \
+        int32_t cand_ = src[b_ * W + a_], *cur_ = &src[(j) * W + (i)];                          \
+        if (cand_ < 0) break;                                                                   \
+        long dc_ = (long)(cand_ % W - (i)) * (cand_ % W - (i)) + (long)(cand_ / W - (j)) * (cand_ / W - (j)); \
+        long du_ = *cur_ < 0 ? 0 : (long)(*cur_ % W - (i)) * (*cur_ % W - (i)) + (long)(*cur_ / W - (j)) * (*cur_ / W - (j)); \
+        if (*cur_ < 0 || dc_ < du_) *cur_ = cand_;                                              \
+    } while (0)
+    for (int j = 0; j < H; j++) {
+        for (int i = 0; i < W; i++)
+            for (int k = 0; k < 4; k++) TAKE(i, j, pass1[k][0], pass1[k][1]);
+        for (int i = W - 1; i >= 0; i--) TAKE(i, j, 1, 0);
+    }
+    for (int j = H - 1; j >= 0; j--) {
+        for (int i = W - 1; i >= 0; i--)
+            for (int k = 0; k < 4; k++) TAKE(i, j, pass2[k][0], pass2[k][1]);
+        for (int i = 0; i < W; i++) TAKE(i, j, -1, 0);
+    }
+#undef TAKE
+}
+
+Test(nearest_source, equals_the_one_neighbour_at_a_time_sweep_ties_included)
+{
+    enum { W = 97, H = 61 };
+    static uint8_t ob[W * H];
+    static int32_t src[W * H], ref[W * H];
+    uint64_t rng = 11;
+    for (int round = 0; round < 4; round++) {
+        double p = round == 0 ? 0.002 : round == 1 ? 0.02 : round == 2 ? 0.2 : 0.6;
+        for (int c = 0; c < W * H; c++)
+            ob[c] = rng_unit(&rng) < p;
+        nm_error err = {0};
+        cr_assert_eq(nm_grid_nearest_source(W, H, ob, src, &err), NM_OK);
+        nearest_source_ref(W, H, ob, ref);
+        for (int c = 0; c < W * H; c++)
+            cr_assert_eq(src[c], ref[c], "density %.3f, cell %d", p, c);
+    }
+}
+
+/* Two walls across a random mask (rows 0 and 40), so every round has a corridor axis. */
+static void corridor_into(uint8_t *ob, int W, int round)
+{
+    (void)round;
+    for (int i = 0; i < W; i++) {
+        ob[i] = 1;
+        ob[40 * W + i] = 1;
+    }
+}
+
+Test(medial_axis, one_cell_from_the_sources_equals_the_whole_mask)
+{
+    /* nm_grid_medial_cell reads no obstacle mask (an obstacle is its own source): the bake frees
+     * the mask before it judges its cells */
+    enum { W = 80, H = 50 };
+    static uint8_t ob[W * H], med[W * H];
+    static int32_t src[W * H];
+    uint64_t rng = 3;
+    for (int round = 0; round < 3; round++) {
+        for (int c = 0; c < W * H; c++)
+            ob[c] = rng_unit(&rng) < (round == 0 ? 0.01 : round == 1 ? 0.05 : 0.3);
+        corridor_into(ob, W, round);
+        nm_error err = {0};
+        cr_assert_eq(nm_grid_nearest_source(W, H, ob, src, &err), NM_OK);
+        cr_assert_eq(nm_grid_medial_axis(W, H, ob, med, &err), NM_OK);
+        size_t on = 0;
+        for (int j = 0; j < H; j++)
+            for (int i = 0; i < W; i++) {
+                /* the header's definition, with the mask: a free cell with a free neighbour whose
+                 * source lies >= 2 cells (4 squared) from its own */
+                int c = j * W + i;
+                bool want = false;
+                for (int dj = -1; dj <= 1 && !ob[c] && src[c] >= 0; dj++)
+                    for (int di = -1; di <= 1; di++) {
+                        int a = i + di, b = j + dj, o = b * W + a;
+                        if ((!di && !dj) || a < 0 || b < 0 || a >= W || b >= H || ob[o] || src[o] < 0)
+                            continue;
+                        int ex = src[o] % W - src[c] % W, ey = src[o] / W - src[c] / W;
+                        want = want || ex * ex + ey * ey >= 4;
+                    }
+                on += want;
+                cr_assert_eq(med[c] != 0, want, "medial_axis (%d,%d)", i, j);
+                cr_assert_eq(nm_grid_medial_cell(W, H, src, i, j), want, "medial_cell (%d,%d)", i, j);
+            }
+        cr_assert_gt(on, 0, "round %d: some medial cells", round);
+    }
+}

@@ -48,7 +48,7 @@ static int pipeline(nm_error *err)
     if (!rc) {
         rid = malloc((t.nspans + 1) * sizeof *rid);
         dead = calloc(t.nspans + 1, 1);
-        rc = nm_grid_label_regions(&t, rid, &nr, err);
+        rc = nm_grid_label_regions(&t, 1, rid, &nr, err);
     }
     if (!rc)
         rc = nm_grid_bake_walls(&w, &m, bnd, &walls, &nwalls, err);

@@ -167,7 +167,7 @@ static uint32_t label(const nm_span_table *t, uint32_t *rid)
 {
     uint32_t nr = 0;
     nm_error err = {0};
-    cr_assert_eq(nm_grid_label_regions(t, rid, &nr, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_grid_label_regions(t, 1, rid, &nr, &err), NM_OK, "%s", err.msg);
     return nr;
 }
 
@@ -253,4 +253,103 @@ Test(regions, labels_equal_a_brute_force_flood_on_random_stacks)
     free(flood);
     free(queue);
     nm_span_table_free(&t);
+}
+
+/* Reference labelling: flood fill over the +-x / +-y links, regions numbered by first span. */
+static uint32_t label_flood(const nm_span_table *t, uint32_t *rid)
+{
+    uint32_t *stack = malloc(((size_t)t->nspans + 1) * sizeof *stack), next = 0;
+    const int32_t nx = t->win.nx, ny = t->win.ny;
+    memset(rid, 0, (size_t)t->nspans * sizeof *rid);
+    for (uint32_t s0 = 0; s0 < t->nspans; s0++) {
+        if (rid[s0]) continue;
+        size_t top = 0;
+        rid[s0] = ++next;
+        stack[top++] = s0;
+        while (top) {
+            uint32_t u = stack[--top], c = t->sp_cell[u];
+            int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
+            const int d[4][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+            for (int k = 0; k < 4; k++) {
+                int32_t a = i + d[k][0], b = j + d[k][1];
+                if (a < 0 || b < 0 || a >= nx || b >= ny) continue;
+                uint32_t f, n = nm_span_cell_spans(t, (uint32_t)(b * nx + a), &f);
+                for (uint32_t v = f; v < f + n; v++)
+                    if (!rid[v] && fabs((double)t->sp_h[v] - t->sp_h[u]) <= NM_kClimb) {
+                        rid[v] = next;
+                        stack[top++] = v;
+                    }
+            }
+        }
+    }
+    free(stack);
+    return next;
+}
+
+Test(regions, many_chunks_and_workers_give_the_flood_fills_regions)
+{
+    /* 300 x 300 cells (several chunks of cells), two layers in places, terraces of random
+     * heights so that regions wind across chunk borders */
+    enum { W = 300, H = 300 };
+    span_def *d = malloc(2 * W * H * sizeof *d);
+    size_t n = 0;
+    uint64_t rng = 21;
+    for (int j = 0; j < H; j++)
+        for (int i = 0; i < W; i++) {
+            if (rng_unit(&rng) < 0.05) continue;
+            double h = 4.0 * ((i / 7 + j / 5) % 3) + (rng_unit(&rng) < 0.3 ? 3.5 : 0.0);
+            d[n++] = (span_def){i, j, h};
+            if (rng_unit(&rng) < 0.2) d[n++] = (span_def){i, j, h + 10.0};
+        }
+    nm_span_table t;
+    table_from_defs(&t, W, H, d, n);
+    free(d);
+    uint32_t *want = malloc(t.nspans * sizeof *want), *got = malloc(t.nspans * sizeof *got);
+    uint32_t nw = label_flood(&t, want);
+    cr_assert_gt(nw, 10, "a winding set of regions");
+    for (int workers = 1; workers <= 4; workers += 3) {
+        uint32_t ng = 0;
+        nm_error err = {0};
+        cr_assert_eq(nm_grid_label_regions(&t, workers, got, &ng, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(ng, nw, "workers %d", workers);
+        for (uint32_t k = 0; k < t.nspans; k++)
+            cr_assert_eq(got[k], want[k], "workers %d, span %u", workers, k);
+    }
+    free(want);
+    free(got);
+    nm_span_table_free(&t);
+}
+
+Test(spans, small_and_large_windows_sort_alike)
+{
+    /* The same samples in a window of up to 2^23 cells (one counting pass) and in a taller one
+     * (two-level sort): the same spans, cell numbers shifted by the extra rows. */
+    enum { W = 4096, H = 2048, N = 200000 };
+    nm_grid_samples a = {0}, b = {0};
+    nm_error err = {0};
+    uint64_t rng = 9;
+    for (int k = 0; k < N; k++) {
+        uint32_t c = (uint32_t)(rng_unit(&rng) * (double)(W * H)) % (W * H);
+        float h = (float)(rng_unit(&rng) < 0.5 ? 0.0 : 1.0) + (float)rng_unit(&rng) * 0.3f;
+        uint8_t ins = rng_unit(&rng) < 0.5;
+        cr_assert_eq(nm_grid_samples_push(&a, c, h, ins, &err), NM_OK);
+        cr_assert_eq(nm_grid_samples_push(&b, c + 3u * W, h, ins, &err), NM_OK);
+    }
+    nm_grid_window wa = {0.0, 0.0, W, H}, wb = {0.0, 0.0, W, H + 3};
+    nm_span_table ta, tb;
+    build(&wa, &a, &ta);
+    build(&wb, &b, &tb);
+    cr_assert_eq(ta.nspans, tb.nspans);
+    cr_assert_gt(ta.nspans, N / 2);
+    for (uint32_t k = 0; k < ta.nspans; k++) {
+        cr_assert_eq(ta.sp_cell[k] + 3u * W, tb.sp_cell[k], "span %u", k);
+        cr_assert_eq(ta.sp_h[k], tb.sp_h[k], "span %u", k);
+        cr_assert_eq(ta.sp_ins[k], tb.sp_ins[k], "span %u", k);
+        if (k) cr_assert(ta.sp_cell[k - 1] < ta.sp_cell[k] ||
+                         (ta.sp_cell[k - 1] == ta.sp_cell[k] && ta.sp_h[k - 1] <= ta.sp_h[k]));
+    }
+    nm_grid_samples_free(&a);
+    nm_grid_samples_free(&b);
+    nm_span_table_free(&ta);
+    nm_span_table_free(&tb);
 }
