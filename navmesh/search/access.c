@@ -74,13 +74,13 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
     a->bott[from] = w->dist[from];
     a->prev[from] = NM_SEARCH_NONE;
     a->touched[a->ntouched++] = from;
-    int rc = nm_search_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), from, err);
+    int rc = nm_search_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), err);
     if (rc)
         return rc;
     uint32_t hit = NM_SEARCH_NONE;
     while (a->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&a->heap);
-        uint32_t u = it.node;
+        const uint32_t u = (uint32_t)it.key; /* the cell: the key's low half */
         if (a->done[u] || (int32_t)it.f != a->cost[u] || it.key != access_key(a->bott[u], u))
             continue;
         if (max_cost > 0 && a->cost[u] >= max_cost)
@@ -114,7 +114,7 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
             a->cost[v] = kc;
             a->bott[v] = kb;
             a->prev[v] = u;
-            if ((rc = nm_search_heap_push(&a->heap, (double)kc, access_key(kb, v), v, err)))
+            if ((rc = nm_search_heap_push(&a->heap, (double)kc, access_key(kb, v), err)))
                 return rc;
         }
     }

@@ -14,14 +14,15 @@ static const int k_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 static const int k_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 
 /* ---- heap ------------------------------------------------------------------------------------ */
-static bool item_less(const nm_heap_item *a, const nm_heap_item *b)
+/* A 4-ary min-heap on (f, key). key is unique per node, so (f, key) is a total order on distinct
+ * entries and any exact priority queue pops the same sequence; four children per node halve the
+ * depth and keep a node's children in one cache line (4 x 16 bytes). */
+static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
 {
-    if (a->f != b->f)
-        return a->f < b->f;
-    return a->key < b->key;
+    return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
-int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err)
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
 {
     if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
         size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
@@ -34,9 +35,9 @@ int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_er
         h->cap = nc;
     }
     size_t i = h->n++;
-    nm_heap_item x = {f, key, node};
+    const nm_heap_item x = {f, key};
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!item_less(&x, &h->it[p]))
             break;
         h->it[i] = h->it[p];
@@ -48,23 +49,24 @@ int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_er
 
 nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
-    nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const size_t n = h->n;
     size_t i = 0;
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const nm_heap_item *best = &x;
-        if (l < h->n && item_less(&h->it[l], best)) {
-            m = l;
-            best = &h->it[l];
-        }
-        if (r < h->n && item_less(&h->it[r], best))
-            m = r;
-        if (m == i)
+        const size_t c0 = 4 * i + 1;
+        if (c0 >= n)
+            break;
+        size_t m = c0;
+        const size_t end = c0 + 4 < n ? c0 + 4 : n;
+        for (size_t c = c0 + 1; c < end; c++)
+            if (item_less(&h->it[c], &h->it[m]))
+                m = c;
+        if (!item_less(&h->it[m], &x))
             break;
         h->it[i] = h->it[m];
         i = m;
     }
-    if (h->n)
+    if (n)
         h->it[i] = x;
     return top;
 }
@@ -89,6 +91,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
+    s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     s->g = nm_malloc(nn * sizeof *s->g);
     s->par = nm_malloc(nn * sizeof *s->par);
     s->state = nm_malloc(nn);
@@ -98,7 +101,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->dirty = true;
     s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->g || !s->par || !s->state ||
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->g || !s->par || !s->state ||
         !s->queue || !s->seen || !s->touched || !s->heap.it) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
@@ -113,6 +116,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
             return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
         }
         s->lk_off[w->links[l].from_span + 1]++;
+        s->lk_has[w->links[l].from_span >> 6] |= (uint64_t)1 << (w->links[l].from_span & 63);
     }
     s->links_consistent = true;
     for (uint32_t l = 0; l < w->nlinks; l++)
@@ -144,6 +148,7 @@ void nm_search_ctx_free(nm_sctx *s)
     nm_free(s->lk_off);
     nm_free(s->lk_idx);
     nm_free(s->lk_bycell);
+    nm_free(s->lk_has);
     nm_free(s->g);
     nm_free(s->par);
     nm_free(s->state);
@@ -330,7 +335,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
     s->g[e->start_span] = 0.0;
     int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
-                                 e->start_span, e->start_span, err);
+                                 e->start_span, err);
     if (rc)
         return rc;
     s->state[e->start_span] = NM_ST_OPEN;
@@ -338,14 +343,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
-        const uint32_t u = it.node;
+        const uint32_t u = (uint32_t)it.key; /* the key is the span */
+        /* Entries of u left behind by a lower g are not checked: the newest entry has the
+         * smallest f, pops first and closes u, and older ones find u closed. */
         if (s->state[u] & NM_ST_CLOSED)
             continue;
         const uint32_t uc = t->sp_cell[u];
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
-        if (it.f > s->g[u] + hypot((double)ui - (double)gi, (double)uj - (double)gj) +
-                       NM_SEARCH_STALE)
-            continue;
         if (q->give_up > 0 && it.f >= q->give_up)
             return 2; /* #6219: the final cost cannot fall below the popped f */
         /* 弹出: check the parent's sight once; reparent through the expansion rules */
@@ -407,12 +411,14 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     s->par[v] = np;
                     s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
                     const double hv = hypot((double)vi - (double)gi, (double)vj - (double)gj);
-                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, v, err);
+                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, err);
                     if (rc)
                         return rc;
                 }
             }
         }
+        if (!((s->lk_has[u >> 6] >> (u & 63)) & 1u))
+            continue;
         for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
@@ -426,7 +432,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 s->g[v] = ndp;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, v, err);
+                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, err);
                 if (rc)
                     return rc;
             }
@@ -516,16 +522,14 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     }
     reset_nodes(s, s->ncell);
     s->g[start] = 0.0;
-    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), start, err);
+    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), err);
     if (rc)
         return rc;
     bool found = false;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
-        const uint32_t u = it.node;
-        if (s->state[u] & NM_ST_CLOSED)
-            continue;
-        if (it.f > s->g[u] + cell_dist(s, u, goal) + NM_SEARCH_STALE)
+        const uint32_t u = (uint32_t)(it.key & UINT32_MAX) * s->nx + (uint32_t)(it.key >> 32);
+        if (s->state[u] & NM_ST_CLOSED) /* older entries of u: see SpanAstar */
             continue;
         s->state[u] |= NM_ST_CLOSED;
         if (u == goal) {
@@ -541,7 +545,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN;
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }
@@ -560,7 +564,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }

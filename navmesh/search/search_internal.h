@@ -8,7 +8,6 @@
 
 #define NM_SEARCH_NONE UINT32_MAX
 #define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
-#define NM_SEARCH_STALE 1e-9 /* stale heap entry tolerance */
 
 /* A cell mask as the conjunction of two layers (b NULL = no second layer). */
 typedef struct nm_mask {
@@ -21,10 +20,11 @@ static inline bool nm_mask_in(const nm_mask *m, uint32_t c)
     return m->a[c] && (!m->b || m->b[c]);
 }
 
+/* A heap entry: the node is read back from the key (16 bytes an entry). */
 typedef struct nm_heap_item {
     double f;
-    uint64_t key; /* tie-break after f: span index, or (x << 32 | y) at the cell level */
-    uint32_t node;
+    uint64_t key; /* tie-break after f: span index, (x << 32 | y) at the cell level, or the
+                     access chains' (bottleneck, cell) */
 } nm_heap_item;
 
 typedef struct nm_heap {
@@ -32,7 +32,7 @@ typedef struct nm_heap {
     size_t n, cap;
 } nm_heap;
 
-int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err);
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err);
 nm_heap_item nm_search_heap_pop(nm_heap *h);
 
 /* Per-window state of one routeWindow call. */
@@ -45,6 +45,8 @@ typedef struct nm_sctx {
     uint32_t *lk_off;    /* [nspans + 1] */
     uint32_t *lk_idx;    /* [nlinks] link indices */
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
+    uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
+                            searches test before reading lk_off, which misses the cache) */
     bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
     double *g;       /* [nnodes] */
