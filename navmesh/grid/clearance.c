@@ -196,18 +196,37 @@ static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
     return dx * dx + dy * dy;
 }
 
-/* Cell (i, j) takes the source of its neighbour (i + di, j + dj) when strictly nearer. */
-static void take(ns_state *s, int32_t i, int32_t j, int di, int dj)
+/* Cell (i, j), whose source is *cur at squared distance *cd, takes the source cand of a neighbour
+ * when strictly nearer (the cell's current distance is kept between its takes, not recomputed). */
+static inline void take(const ns_state *s, int32_t i, int32_t j, int32_t cand, int32_t *cur,
+                        int64_t *cd)
 {
-    int32_t a = i + di, b = j + dj;
-    if (a < 0 || b < 0 || a >= s->nx || b >= s->ny)
-        return;
-    int32_t cand = s->src[(size_t)b * (size_t)s->nx + (size_t)a];
     if (cand < 0)
         return;
-    int32_t *cur = &s->src[(size_t)j * (size_t)s->nx + (size_t)i];
-    if (*cur < 0 || src_d2(s, i, j, cand) < src_d2(s, i, j, *cur))
+    int64_t d = src_d2(s, i, j, cand);
+    if (*cur < 0 || d < *cd) {
         *cur = cand;
+        *cd = d;
+    }
+}
+
+/* One cell's takes from the row above or below (`near`, NULL at the border: N / S, NW / SW, NE /
+ * SE) and from its row neighbour at i + di (W or E), in that order. */
+static inline void take_cell(const ns_state *s, int32_t *row, const int32_t *near, int32_t i,
+                             int32_t j, int di)
+{
+    int32_t cur = row[i];
+    int64_t cd = cur >= 0 ? src_d2(s, i, j, cur) : 0;
+    if (near) {
+        take(s, i, j, near[i], &cur, &cd);
+        if (i > 0)
+            take(s, i, j, near[i - 1], &cur, &cd);
+        if (i + 1 < s->nx)
+            take(s, i, j, near[i + 1], &cur, &cd);
+    }
+    if (i + di >= 0 && i + di < s->nx)
+        take(s, i, j, row[i + di], &cur, &cd);
+    row[i] = cur;
 }
 
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
@@ -222,25 +241,21 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     ns_state s = {nx, ny, src, 1.0 / (double)nx};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
-        for (int32_t i = 0; i < nx; i++) {
-            take(&s, i, j, 0, -1);
-            take(&s, i, j, -1, -1);
-            take(&s, i, j, 1, -1);
-            take(&s, i, j, -1, 0);
-        }
+        int32_t *row = src + (size_t)j * (size_t)nx;
+        const int32_t *up = j > 0 ? row - nx : NULL;
+        for (int32_t i = 0; i < nx; i++)
+            take_cell(&s, row, up, i, j, -1);
         for (int32_t i = nx - 1; i >= 0; i--)
-            take(&s, i, j, 1, 0);
+            take_cell(&s, row, NULL, i, j, 1);
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
-        for (int32_t i = nx - 1; i >= 0; i--) {
-            take(&s, i, j, 0, 1);
-            take(&s, i, j, -1, 1);
-            take(&s, i, j, 1, 1);
-            take(&s, i, j, 1, 0);
-        }
+        int32_t *row = src + (size_t)j * (size_t)nx;
+        const int32_t *down = j + 1 < ny ? row + nx : NULL;
+        for (int32_t i = nx - 1; i >= 0; i--)
+            take_cell(&s, row, down, i, j, 1);
         for (int32_t i = 0; i < nx; i++)
-            take(&s, i, j, -1, 0);
+            take_cell(&s, row, NULL, i, j, -1);
     }
     return NM_OK;
 }
