@@ -120,6 +120,25 @@ void nm_span_table_free(nm_span_table *t);
 int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c);
 /* Spans of cell c: *first = first span index, returns the count (0 when empty). */
 uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first);
+/* nm_span_cell_spans without the call, for the searches' and sight's inner loops; same answer. */
+static inline uint32_t nm_span_cell_spans_inline(const nm_span_table *t, uint32_t c,
+                                                 uint32_t *first)
+{
+    if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny) {
+        *first = 0;
+        return 0;
+    }
+    uint64_t word = t->occ_bits[c >> 6];
+    uint32_t b = c & 63;
+    if (!((word >> b) & 1u)) {
+        *first = 0;
+        return 0;
+    }
+    uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
+    uint32_t k = t->occ_rank[c >> 6] + (uint32_t)__builtin_popcountll(below);
+    *first = t->cs[k];
+    return t->cs[k + 1] - t->cs[k];
+}
 /* face bit of cell c (false for empty cells). */
 bool nm_span_cell_face(const nm_span_table *t, uint32_t c);
 

@@ -132,23 +132,10 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
                          const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
                          uint32_t *n, int32_t *cost, nm_error *err);
 
-/* nm_span_cell_spans without the call (the searches ask it for every neighbour); same answer. */
+/* nm_span_cell_spans without the call (the searches ask it for every neighbour). */
 static inline uint32_t nm_sc_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
 {
-    if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny) {
-        *first = 0;
-        return 0;
-    }
-    uint64_t word = t->occ_bits[c >> 6];
-    uint32_t b = c & 63;
-    if (!((word >> b) & 1u)) {
-        *first = 0;
-        return 0;
-    }
-    uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    uint32_t k = t->occ_rank[c >> 6] + (uint32_t)__builtin_popcountll(below);
-    *first = t->cs[k];
-    return t->cs[k + 1] - t->cs[k];
+    return nm_span_cell_spans_inline(t, c, first);
 }
 
 #endif

@@ -5,6 +5,7 @@
 #include "sight.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- cells of a polyline: digital lines joined, consecutive repeats removed, then the cells
@@ -13,8 +14,7 @@ typedef struct cell_iter {
     const nm_grid_window *win;
     const double *pts;
     uint32_t npts, seg;
-    nm_sight_line l;
-    int64_t k;
+    nm_sight_walker l;
     bool have_last;
     int64_t lx, ly;
 } cell_iter;
@@ -23,11 +23,11 @@ static void line_of_seg(cell_iter *it)
 {
     const double *a = it->pts + 2 * (size_t)it->seg;
     const double *b = it->npts > 1 ? a + 2 : a;
-    nm_sight_line_init(&it->l, nm_sight_cell_trunc(a[0], it->win->x0),
-                       nm_sight_cell_trunc(a[1], it->win->y0),
-                       nm_sight_cell_trunc(b[0], it->win->x0),
+    nm_sight_line l;
+    nm_sight_line_init(&l, nm_sight_cell_trunc(a[0], it->win->x0),
+                       nm_sight_cell_trunc(a[1], it->win->y0), nm_sight_cell_trunc(b[0], it->win->x0),
                        nm_sight_cell_trunc(b[1], it->win->y0));
-    it->k = 0;
+    nm_sight_walker_init(&it->l, &l);
 }
 
 static void iter_init(cell_iter *it, const nm_grid_window *win, const double *pts, uint32_t npts)
@@ -45,8 +45,9 @@ static bool iter_next(cell_iter *it, int64_t *cx, int64_t *cy)
     uint32_t nseg = it->npts > 1 ? it->npts - 1 : it->npts;
     while (it->seg < nseg) {
         int64_t x, y;
-        nm_sight_line_cell(&it->l, it->k, &x, &y);
-        if (++it->k > it->l.n) {
+        nm_sight_walker_cell(&it->l, &x, &y);
+        nm_sight_walker_next(&it->l);
+        if (it->l.k > it->l.n) {
             if (++it->seg < nseg)
                 line_of_seg(it);
         }
@@ -88,11 +89,14 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
     nm_sight_line l;
     nm_sight_line_init(&l, nm_sight_cell_trunc(px, w->win.x0), nm_sight_cell_trunc(py, w->win.y0),
                        nm_sight_cell_trunc(qx, w->win.x0), nm_sight_cell_trunc(qy, w->win.y0));
+    nm_sight_walker lw;
+    nm_sight_walker_init(&lw, &l);
     int64_t x0, y0;
-    nm_sight_line_cell(&l, 0, &x0, &y0);
+    nm_sight_walker_cell(&lw, &x0, &y0);
     for (int64_t k = 1; k <= l.n; ++k) {
         int64_t x, y;
-        nm_sight_line_cell(&l, k, &x, &y);
+        nm_sight_walker_next(&lw);
+        nm_sight_walker_cell(&lw, &x, &y);
         if (x == x0 && y == y0)
             continue;
         bool ina = x0 >= 0 && y0 >= 0 && x0 < w->win.nx && y0 < w->win.ny;
@@ -106,6 +110,14 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
 }
 
 /* ---- 高度连续检查 ---- */
+/* 3.2 up = UpAllow(w) + kQH, UpAllow = max(kStepUp, kSlope * w * kCS), w = the cell distance
+ * |(ax, ay)| to the last non-empty column. */
+static float up_allow(int64_t ax, int64_t ay)
+{
+    double dd = hypot((double)ax, (double)ay);
+    return (float)(fmax(NM_kStepUp, NM_kSlope * dd * NM_kCS) + NM_kQH);
+}
+
 int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -118,6 +130,9 @@ int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err)
     }
     /* a set never holds more than the old set plus one column (drop mode): room for both */
     o->cap = 2 * maxcol + 64;
+    for (int a = 0; a < NM_SIGHT_UP_GAPS; ++a) /* the walk's allowance for the usual short gaps */
+        for (int b = 0; b < NM_SIGHT_UP_GAPS; ++b)
+            o->up[a][b] = up_allow(a, b);
     o->cur = nm_malloc((size_t)o->cap * sizeof *o->cur);
     o->nxt = nm_malloc((size_t)o->cap * sizeof *o->nxt);
     if (!o->cur || !o->nxt) {
@@ -153,7 +168,8 @@ static bool seam_ahead(const nm_window *w, const cell_iter *it, const float *cur
         int64_t x, y;
         if (!iter_next(&look, &x, &y))
             return false;
-        uint32_t first, cnt = nm_span_cell_spans(&w->spans, (uint32_t)(y * w->win.nx + x), &first);
+        uint32_t first,
+            cnt = nm_span_cell_spans_inline(&w->spans, (uint32_t)(y * w->win.nx + x), &first);
         for (uint32_t k = 0; k < cnt; ++k)
             for (uint32_t i = 0; i < ncur; ++i)
                 if (fabsf(w->spans.sp_h[first + k] - cur[i]) <= (float)NM_kClimb)
@@ -184,12 +200,12 @@ static bool walk_core(nm_sight_oracle *o, const double *pts, uint32_t npts, cons
         int64_t cx, cy;
         while (iter_next(&it, &cx, &cy)) {
             uint32_t first, cnt =
-                nm_span_cell_spans(&w->spans, (uint32_t)(cy * w->win.nx + cx), &first);
+                nm_span_cell_spans_inline(&w->spans, (uint32_t)(cy * w->win.nx + cx), &first);
             if (cnt == 0)
                 continue; /* 3.1 empty column: skipped, pc stays */
-            double dd = hypot((double)(cx - pcx), (double)(cy - pcy));
-            /* 3.2 up = UpAllow(w) + kQH, UpAllow = max(kStepUp, kSlope * w * kCS) */
-            float up = (float)(fmax(NM_kStepUp, NM_kSlope * dd * NM_kCS) + NM_kQH);
+            const int64_t ax = llabs(cx - pcx), ay = llabs(cy - pcy);
+            const float up = ax < NM_SIGHT_UP_GAPS && ay < NM_SIGHT_UP_GAPS ? o->up[ax][ay]
+                                                                          : up_allow(ax, ay);
             uint32_t nn = 0;
             bool any_drop = false;
             for (uint32_t k = 0; k < cnt; ++k) {

@@ -36,6 +36,32 @@ Test(sight, digital_line_0_0_to_7_4_takes_8_cells_one_per_column_as_8_neighbours
     /* the corner-grazed cells (3,1) and (4,3) of the supercover are not on the line */
 }
 
+Test(sight, walker_gives_the_digital_line_cells_of_nearbyint_on_every_short_line)
+{
+    /* every line between points of a 31 x 31 square around the origin, both directions: the
+     * walker's carried quotient rounds halves to even exactly as nearbyint(d * k / n) */
+    for (int64_t ax = -15; ax <= 15; ax += 3)
+        for (int64_t ay = -15; ay <= 15; ay += 2)
+            for (int64_t bx = -15; bx <= 15; ++bx)
+                for (int64_t by = -15; by <= 15; ++by) {
+                    nm_sight_line l;
+                    nm_sight_walker s;
+                    nm_sight_line_init(&l, ax, ay, bx, by);
+                    nm_sight_walker_init(&s, &l);
+                    for (int64_t k = 0; k <= l.n; ++k, nm_sight_walker_next(&s)) {
+                        int64_t x, y, wx, wy;
+                        nm_sight_line_cell(&l, k, &x, &y);
+                        nm_sight_walker_cell(&s, &wx, &wy);
+                        cr_assert(x == wx && y == wy,
+                                  "(%lld,%lld)->(%lld,%lld) cell %lld: (%lld,%lld) vs walker "
+                                  "(%lld,%lld)",
+                                  (long long)ax, (long long)ay, (long long)bx, (long long)by,
+                                  (long long)k, (long long)x, (long long)y, (long long)wx,
+                                  (long long)wy);
+                    }
+                }
+}
+
 Test(sight, seg_min_clr_ignores_cells_outside_the_window)
 {
     nm_window w;
