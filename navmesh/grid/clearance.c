@@ -188,65 +188,45 @@ static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int
     *j = q;
 }
 
-/* A row of sources with their columns and rows (si, sj), so a take reads a neighbour's source
- * position instead of dividing its cell number. */
-typedef struct ns_row {
-    int32_t *src;
-    int32_t *si, *sj;
-} ns_row;
-
-static void ns_row_load(const ns_state *s, int32_t j, ns_row *r)
+static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
 {
-    r->src = s->src + (size_t)j * (size_t)s->nx;
-    for (int32_t i = 0; i < s->nx; i++)
-        if (r->src[i] >= 0) {
-            int64_t a, b;
-            cell_ij(r->src[i], s->nx, s->inv_nx, &a, &b);
-            r->si[i] = (int32_t)a;
-            r->sj[i] = (int32_t)b;
-        }
+    int64_t ci, cj;
+    cell_ij(c, s->nx, s->inv_nx, &ci, &cj);
+    int64_t dx = ci - i, dy = cj - j;
+    return dx * dx + dy * dy;
 }
 
-/* The cell (i, j) being updated: its source and that source's squared distance and position. */
-typedef struct ns_cur {
-    int32_t src, si, sj;
-    int64_t d2;
-} ns_cur;
-
-/* The cell takes the source of neighbour a of row r when strictly nearer. */
-static inline void take(const ns_row *r, int32_t a, int32_t i, int32_t j, ns_cur *c)
+/* Cell (i, j), whose source is *cur at squared distance *cd, takes the source cand of a neighbour
+ * when strictly nearer (the cell's current distance is kept between its takes, not recomputed). */
+static inline void take(const ns_state *s, int32_t i, int32_t j, int32_t cand, int32_t *cur,
+                        int64_t *cd)
 {
-    if (r->src[a] < 0)
+    if (cand < 0)
         return;
-    const int64_t dx = (int64_t)r->si[a] - i, dy = (int64_t)r->sj[a] - j, d = dx * dx + dy * dy;
-    if (c->src < 0 || d < c->d2) {
-        c->src = r->src[a];
-        c->si = r->si[a];
-        c->sj = r->sj[a];
-        c->d2 = d;
+    int64_t d = src_d2(s, i, j, cand);
+    if (*cur < 0 || d < *cd) {
+        *cur = cand;
+        *cd = d;
     }
 }
 
 /* One cell's takes from the row above or below (`near`, NULL at the border: N / S, NW / SW, NE /
  * SE) and from its row neighbour at i + di (W or E), in that order. */
-static inline void take_cell(int32_t nx, ns_row *row, const ns_row *near, int32_t i, int32_t j,
-                             int di)
+static inline void take_cell(const ns_state *s, int32_t *row, const int32_t *near, int32_t i,
+                             int32_t j, int di)
 {
-    ns_cur c = {row->src[i], row->si[i], row->sj[i], 0};
-    if (c.src >= 0)
-        c.d2 = ((int64_t)c.si - i) * ((int64_t)c.si - i) + ((int64_t)c.sj - j) * ((int64_t)c.sj - j);
+    int32_t cur = row[i];
+    int64_t cd = cur >= 0 ? src_d2(s, i, j, cur) : 0;
     if (near) {
-        take(near, i, i, j, &c);
+        take(s, i, j, near[i], &cur, &cd);
         if (i > 0)
-            take(near, i - 1, i, j, &c);
-        if (i + 1 < nx)
-            take(near, i + 1, i, j, &c);
+            take(s, i, j, near[i - 1], &cur, &cd);
+        if (i + 1 < s->nx)
+            take(s, i, j, near[i + 1], &cur, &cd);
     }
-    if (i + di >= 0 && i + di < nx)
-        take(row, i + di, i, j, &c);
-    row->src[i] = c.src;
-    row->si[i] = c.si;
-    row->sj[i] = c.sj;
+    if (i + di >= 0 && i + di < s->nx)
+        take(s, i, j, row[i + di], &cur, &cd);
+    row[i] = cur;
 }
 
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
@@ -256,33 +236,27 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     if (rc)
         return rc;
     size_t n = (size_t)nx * (size_t)ny;
-    int32_t *pos = nm_calloc(4 * (size_t)nx, sizeof *pos); /* si, sj of two rows */
-    if (!pos)
-        return nm_fail(err, NM_ERR_NOMEM, "NearestSource: row buffers (%d cells)", nx);
     for (size_t c = 0; c < n; c++)
         src[c] = obst[c] ? (int32_t)c : -1;
     ns_state s = {nx, ny, src, 1.0 / (double)nx};
-    ns_row ra = {NULL, pos, pos + nx}, rb = {NULL, pos + 2 * (size_t)nx, pos + 3 * (size_t)nx};
-    ns_row *row = &ra, *near = &rb, *tmp;
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
-        ns_row_load(&s, j, row);
+        int32_t *row = src + (size_t)j * (size_t)nx;
+        const int32_t *up = j > 0 ? row - nx : NULL;
         for (int32_t i = 0; i < nx; i++)
-            take_cell(nx, row, j > 0 ? near : NULL, i, j, -1);
+            take_cell(&s, row, up, i, j, -1);
         for (int32_t i = nx - 1; i >= 0; i--)
-            take_cell(nx, row, NULL, i, j, 1);
-        tmp = row, row = near, near = tmp;
+            take_cell(&s, row, NULL, i, j, 1);
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
-        ns_row_load(&s, j, row);
+        int32_t *row = src + (size_t)j * (size_t)nx;
+        const int32_t *down = j + 1 < ny ? row + nx : NULL;
         for (int32_t i = nx - 1; i >= 0; i--)
-            take_cell(nx, row, j + 1 < ny ? near : NULL, i, j, 1);
+            take_cell(&s, row, down, i, j, 1);
         for (int32_t i = 0; i < nx; i++)
-            take_cell(nx, row, NULL, i, j, -1);
-        tmp = row, row = near, near = tmp;
+            take_cell(&s, row, NULL, i, j, -1);
     }
-    nm_free(pos);
     return NM_OK;
 }
 

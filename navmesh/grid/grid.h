@@ -120,6 +120,15 @@ void nm_span_table_free(nm_span_table *t);
 int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c);
 /* Spans of cell c: *first = first span index, returns the count (0 when empty). */
 uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first);
+/* Bits set in x, inline: without -mpopcnt __builtin_popcountll is a call into libgcc. */
+static inline uint32_t nm_popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555u);
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+    return (uint32_t)((x * 0x0101010101010101u) >> 56);
+}
+
 /* nm_span_cell_spans without the call, for the searches' and sight's inner loops; same answer. */
 static inline uint32_t nm_span_cell_spans_inline(const nm_span_table *t, uint32_t c,
                                                  uint32_t *first)
@@ -135,7 +144,7 @@ static inline uint32_t nm_span_cell_spans_inline(const nm_span_table *t, uint32_
         return 0;
     }
     uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    uint32_t k = t->occ_rank[c >> 6] + (uint32_t)__builtin_popcountll(below);
+    uint32_t k = t->occ_rank[c >> 6] + nm_popcount64(below);
     *first = t->cs[k];
     return t->cs[k + 1] - t->cs[k];
 }
