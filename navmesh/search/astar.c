@@ -209,6 +209,18 @@ static bool cell_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t c, int dx,
     return !nm_search_step_banned(s->w, c, dx, dy);
 }
 
+/* RiseOk with its common case inline: a height change in [-kClimb, kSlope * kCS] passes at the
+ * article's step 3 before any look-ahead (steps 1 and 2 only refuse lower targets); the rest
+ * goes to nm_grid_rise_ok. */
+static inline bool rise_ok(const nm_sctx *s, int32_t i, int32_t j, int dx, int dy, double ha,
+                           double hb)
+{
+    const double dh = hb - ha;
+    if (dh >= -NM_kClimb && dh <= NM_kSlope * NM_kCS)
+        return true;
+    return nm_grid_rise_ok(s->t, &s->w->gate, i, j, dx, dy, ha, hb);
+}
+
 bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
 {
     uint32_t c = s->t->sp_cell[u], vc;
@@ -216,8 +228,8 @@ bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, i
         return false;
     if (!(s->w->sp_bits[v] & NM_SP_REACH))
         return false;
-    return nm_grid_rise_ok(s->t, &s->w->gate, (int32_t)(c % s->nx), (int32_t)(c / s->nx), dx, dy,
-                           s->t->sp_h[u], s->t->sp_h[v]);
+    return rise_ok(s, (int32_t)(c % s->nx), (int32_t)(c / s->nx), dx, dy, s->t->sp_h[u],
+                   s->t->sp_h[v]);
 }
 
 float nm_search_price_at(const nm_search_price *p, uint32_t c)
@@ -340,6 +352,19 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         return rc;
     s->state[e->start_span] = NM_ST_OPEN;
     s->touched[s->ntouched++] = e->start_span;
+    /* nm_search_step_banned per neighbour d: the bit of the step (canonical direction i: bit 2i
+     * of the cell left; the reverse of i: bit 2i + 1 of the cell entered) */
+    uint8_t step_bit[8] = {0}, step_rev[8] = {0};
+    for (int d = 0; d < 8; d++)
+        for (int i = 0; i < 4; i++) {
+            if (k_dx[d] == nm_grid_step_dx[i] && k_dy[d] == nm_grid_step_dy[i]) {
+                step_bit[d] = (uint8_t)(2 * i);
+                step_rev[d] = 0;
+            } else if (k_dx[d] == -nm_grid_step_dx[i] && k_dy[d] == -nm_grid_step_dy[i]) {
+                step_bit[d] = (uint8_t)(2 * i + 1);
+                step_rev[d] = 1;
+            }
+        }
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
@@ -385,12 +410,11 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     cell_ok = nm_mask_in(&q->mask, vc) &&
                               (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
                                          nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
-                              !nm_search_step_banned(w, uc, dx, dy);
+                              !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                 if (!cell_ok)
                     break;
                 if (!(w->sp_bits[v] & NM_SP_REACH) ||
-                    !nm_grid_rise_ok(t, &w->gate, (int32_t)ui, (int32_t)uj, dx, dy, hu,
-                                     t->sp_h[v]))
+                    !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
                     continue;
                 const bool drop = hu - t->sp_h[v] > NM_kClimb;
                 const float len = diag ? 1.41421356F : 1.0F;
