@@ -264,24 +264,18 @@ static bool is_goal(const nm_ends *e, uint32_t k)
     return false;
 }
 
-/* SpanAstar's reset: only the nodes the last run gave a state (every node with a g or a parent
- * has one), unless something else wrote the node arrays since. */
+/* SpanAstar's reset: the state of the nodes the last run gave one, unless something else wrote
+ * the node arrays since (then every state). g and par are read only for nodes with a state (state
+ * 0 reads as g = infinity, no parent), so they are never cleared: pages of spans no search
+ * reaches are never written. */
 static void reset_span_nodes(nm_sctx *s)
 {
     if (s->dirty) {
-        for (uint32_t k = 0; k < s->nspans; k++) {
-            s->g[k] = INFINITY;
-            s->par[k] = NM_SEARCH_NONE;
-        }
         memset(s->state, 0, s->nspans);
         s->dirty = false;
     } else {
-        for (uint32_t i = 0; i < s->ntouched; i++) {
-            const uint32_t k = s->touched[i];
-            s->g[k] = INFINITY;
-            s->par[k] = NM_SEARCH_NONE;
-            s->state[k] = 0;
-        }
+        for (uint32_t i = 0; i < s->ntouched; i++)
+            s->state[s->touched[i]] = 0;
     }
     s->ntouched = 0;
     s->heap.n = 0;
@@ -346,6 +340,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
     s->g[e->start_span] = 0.0;
+    s->par[e->start_span] = NM_SEARCH_NONE;
     int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
                                  e->start_span, err);
     if (rc)
@@ -428,7 +423,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                         ndp = cd;
                     }
                 }
-                if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
                     if (!s->state[v])
                         s->touched[s->ntouched++] = v;
                     s->g[v] = ndp;
@@ -450,7 +445,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 !(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
-            if (ndp < s->g[v] - NM_SEARCH_EPS) {
+            if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
                 if (!s->state[v])
                     s->touched[s->ntouched++] = v;
                 s->g[v] = ndp;

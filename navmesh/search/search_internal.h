@@ -117,10 +117,10 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
 /* Access chains (端点接入 / linkChains): work arrays allocated once per window; after each run
  * only the touched cells are reset. */
 typedef struct nm_access_work {
-    int32_t *cost;     /* [ncell], INT32_MAX = unseen */
+    int32_t *cost;     /* [ncell], valid for seen cells */
     float *bott;       /* [ncell] */
     uint32_t *prev;    /* [ncell] */
-    uint8_t *done;     /* [ncell] */
+    uint8_t *done;     /* [ncell]: bit 0 done (popped), bit 1 seen */
     uint32_t *touched; /* [ncell] */
     uint32_t ntouched;
     nm_heap heap;
