@@ -385,6 +385,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pu = s->par[u];
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
+        /* the chords' parent cell, divided once a pop (cell_dist's integers) */
+        const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
+        const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
         const float pr_u = nm_search_price_at(&q->price, uc);
         const float hu = t->sp_h[u];
         for (int d = 0; d < 8; d++) {
@@ -417,7 +420,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
                 uint32_t np = u;
                 if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
-                    double cd = s->g[pu] + cell_dist(s, t->sp_cell[pu], vc);
+                    double cd = s->g[pu] + hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;
                         ndp = cd;
