@@ -101,8 +101,8 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->dirty = true;
     s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->g || !s->par || !s->state ||
-        !s->queue || !s->seen || !s->touched || !s->heap.it) {
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->g || !s->par ||
+        !s->state || !s->queue || !s->seen || !s->touched || !s->heap.it) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }

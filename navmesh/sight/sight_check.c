@@ -25,7 +25,8 @@ static void line_of_seg(cell_iter *it)
     const double *b = it->npts > 1 ? a + 2 : a;
     nm_sight_line l;
     nm_sight_line_init(&l, nm_sight_cell_trunc(a[0], it->win->x0),
-                       nm_sight_cell_trunc(a[1], it->win->y0), nm_sight_cell_trunc(b[0], it->win->x0),
+                       nm_sight_cell_trunc(a[1], it->win->y0),
+                       nm_sight_cell_trunc(b[0], it->win->x0),
                        nm_sight_cell_trunc(b[1], it->win->y0));
     nm_sight_walker_init(&it->l, &l);
 }
@@ -351,7 +352,8 @@ static bool steps_and_layers_ok(nm_sight_oracle *o, double px, double py, double
             pcy = y;
             continue;
         }
-        uint32_t first, cnt = nm_span_cell_spans_inline(&w->spans, (uint32_t)(y * win->nx + x), &first);
+        uint32_t first,
+            cnt = nm_span_cell_spans_inline(&w->spans, (uint32_t)(y * win->nx + x), &first);
         if (cnt == 0)
             continue; /* 3.1 empty column: skipped, pc stays */
         const int64_t ax = llabs(x - pcx), ay = llabs(y - pcy);

@@ -181,7 +181,8 @@ static void ref_take(int32_t *src, int nx, int ny, int i, int j, int di, int dj)
     if (a < 0 || b < 0 || a >= nx || b >= ny || src[b * nx + a] < 0)
         return;
     int32_t cand = src[b * nx + a], *cur = &src[j * nx + i];
-    int64_t dc = (int64_t)(cand % nx - i) * (cand % nx - i) + (int64_t)(cand / nx - j) * (cand / nx - j);
+    int64_t dc = (int64_t)(cand % nx - i) * (cand % nx - i) +
+                 (int64_t)(cand / nx - j) * (cand / nx - j);
     int64_t du = *cur < 0 ? 0
                           : (int64_t)(*cur % nx - i) * (*cur % nx - i) +
                                 (int64_t)(*cur / nx - j) * (*cur / nx - j);

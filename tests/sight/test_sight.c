@@ -334,7 +334,8 @@ Test(sight, steps_and_layers_in_one_walk_answer_like_the_two_checks_in_turn)
     fx_span extra[40];
     uint64_t rng = 77;
     for (int c = 0; c < NX * NY; ++c)
-        fl[c] = fx_unit(&rng) < 0.08 ? NAN : (float)(fx_unit(&rng) * 0.6 + (c % NX > 12 ? 2.0 : 0.0));
+        fl[c] = fx_unit(&rng) < 0.08 ? NAN
+                                     : (float)(fx_unit(&rng) * 0.6 + (c % NX > 12 ? 2.0 : 0.0));
     for (int k = 0; k < 40; ++k)
         extra[k] = (fx_span){(int)(fx_unit(&rng) * NX), (int)(fx_unit(&rng) * NY), 6.0f};
     nm_window w;
