@@ -191,28 +191,70 @@ static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int
     *j = q;
 }
 
-static int64_t src_d2(const ns_state *s, int32_t i, int32_t j, int32_t c)
+/* A source cell with its column and row; c < 0: none. */
+typedef struct ns_src {
+    int32_t c;
+    int64_t si, sj;
+} ns_src;
+
+static inline ns_src ns_at(const ns_state *s, int32_t c)
 {
-    int64_t ci, cj;
-    cell_ij(c, s->nx, s->inv_nx, &ci, &cj);
-    int64_t dx = ci - i, dy = cj - j;
-    return dx * dx + dy * dy;
+    ns_src r = {c, 0, 0};
+    if (c >= 0)
+        cell_ij(c, s->nx, s->inv_nx, &r.si, &r.sj);
+    return r;
 }
 
-/* Cell (i, j), holding source *cur (squared distance *curd, -1 until needed), takes the source
- * cand of a neighbour when strictly nearer. A neighbour with the same source cannot be nearer,
- * so it costs no distance (open ground: most neighbours share their source). */
-static inline void take(const ns_state *s, int32_t i, int32_t j, int32_t cand, int32_t *cur,
-                        int64_t *curd)
+static const ns_src k_none = {-1, 0, 0};
+
+/* Cell (i, j), whose source is *cur at squared distance *cd, takes the source cand when strictly
+ * nearer. */
+static inline void take(ns_src cand, int64_t i, int64_t j, ns_src *cur, int64_t *cd)
 {
-    if (cand < 0 || cand == *cur)
+    if (cand.c < 0)
         return;
-    int64_t d = src_d2(s, i, j, cand);
-    if (*cur >= 0 && *curd < 0)
-        *curd = src_d2(s, i, j, *cur);
-    if (*cur < 0 || d < *curd) {
+    const int64_t dx = cand.si - i, dy = cand.sj - j, d = dx * dx + dy * dy;
+    if (cur->c < 0 || d < *cd) {
         *cur = cand;
-        *curd = d;
+        *cd = d;
+    }
+}
+
+/* One sweep of row j in direction dir (+1 left to right, -1 right to left): each cell takes from
+ * the row `near` (above or below; NULL: none) at i, i - 1, i + 1, then from its row neighbour
+ * behind (i - dir), in that order, as the article's passes do. The sources of the near row's
+ * three cells and of the neighbour behind slide along in registers: one cell number is turned
+ * into a position per cell read, not one per take. */
+static inline void ns_sweep(const ns_state *s, int32_t j, const int32_t *near, int dir)
+{
+    const int32_t nx = s->nx;
+    int32_t *row = s->src + (size_t)j * (size_t)nx;
+    const int32_t i0 = dir > 0 ? 0 : nx - 1;
+    ns_src behind_row = k_none, near_behind = k_none, near_mid = k_none;
+    if (near)
+        near_mid = ns_at(s, near[i0]);
+    for (int32_t i = i0; i >= 0 && i < nx; i += dir) {
+        const int32_t ia = i + dir; /* the near row's cell ahead */
+        const ns_src near_ahead = near && ia >= 0 && ia < nx ? ns_at(s, near[ia]) : k_none;
+        ns_src cur = ns_at(s, row[i]);
+        int64_t cd = 0;
+        if (cur.c >= 0)
+            cd = (cur.si - i) * (cur.si - i) + (cur.sj - j) * (cur.sj - j);
+        if (near) {
+            take(near_mid, i, j, &cur, &cd);
+            if (dir > 0) { /* i - 1 is behind */
+                take(near_behind, i, j, &cur, &cd);
+                take(near_ahead, i, j, &cur, &cd);
+            } else {
+                take(near_ahead, i, j, &cur, &cd);
+                take(near_behind, i, j, &cur, &cd);
+            }
+        }
+        take(behind_row, i, j, &cur, &cd);
+        row[i] = cur.c;
+        behind_row = cur;
+        near_behind = near_mid;
+        near_mid = near_ahead;
     }
 }
 
@@ -228,47 +270,13 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     ns_state s = {nx, ny, src, 1.0 / (double)nx};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
     for (int32_t j = 0; j < ny; j++) {
-        int32_t *row = src + (size_t)j * (size_t)nx, *up = j > 0 ? row - nx : NULL;
-        for (int32_t i = 0; i < nx; i++) {
-            int32_t cur = row[i];
-            int64_t curd = -1;
-            if (up) {
-                take(&s, i, j, up[i], &cur, &curd);
-                if (i > 0)
-                    take(&s, i, j, up[i - 1], &cur, &curd);
-                if (i + 1 < nx)
-                    take(&s, i, j, up[i + 1], &cur, &curd);
-            }
-            if (i > 0)
-                take(&s, i, j, row[i - 1], &cur, &curd);
-            row[i] = cur;
-        }
-        for (int32_t i = nx - 2; i >= 0; i--) {
-            int64_t curd = -1;
-            take(&s, i, j, row[i + 1], &row[i], &curd);
-        }
+        ns_sweep(&s, j, j > 0 ? src + (size_t)(j - 1) * (size_t)nx : NULL, 1);
+        ns_sweep(&s, j, NULL, -1);
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
-        int32_t *row = src + (size_t)j * (size_t)nx, *dn = j + 1 < ny ? row + nx : NULL;
-        for (int32_t i = nx - 1; i >= 0; i--) {
-            int32_t cur = row[i];
-            int64_t curd = -1;
-            if (dn) {
-                take(&s, i, j, dn[i], &cur, &curd);
-                if (i > 0)
-                    take(&s, i, j, dn[i - 1], &cur, &curd);
-                if (i + 1 < nx)
-                    take(&s, i, j, dn[i + 1], &cur, &curd);
-            }
-            if (i + 1 < nx)
-                take(&s, i, j, row[i + 1], &cur, &curd);
-            row[i] = cur;
-        }
-        for (int32_t i = 1; i < nx; i++) {
-            int64_t curd = -1;
-            take(&s, i, j, row[i - 1], &row[i], &curd);
-        }
+        ns_sweep(&s, j, j + 1 < ny ? src + (size_t)(j + 1) * (size_t)nx : NULL, -1);
+        ns_sweep(&s, j, NULL, 1);
     }
     return NM_OK;
 }

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+enum { ACC_DONE = 1, ACC_SEEN = 2 }; /* nm_access_work.done bits */
+
 int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
 {
     memset(a, 0, sizeof *a);
@@ -21,9 +23,7 @@ int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
         nm_search_access_free(a);
         return nm_fail(err, NM_ERR_NOMEM, "search: access: %u cells: out of memory", ncell);
     }
-    for (uint32_t c = 0; c < ncell; c++)
-        a->cost[c] = INT32_MAX;
-    return NM_OK;
+    return NM_OK; /* cost, bott, prev are read only for seen cells: never cleared */
 }
 
 void nm_search_access_free(nm_access_work *a)
@@ -51,9 +51,7 @@ static uint64_t access_key(float b, uint32_t c)
 static void access_reset(nm_access_work *a)
 {
     for (uint32_t k = 0; k < a->ntouched; k++) {
-        uint32_t c = a->touched[k];
-        a->cost[c] = INT32_MAX;
-        a->done[c] = 0;
+        a->done[a->touched[k]] = 0;
     }
     a->ntouched = 0;
     a->heap.n = 0;
@@ -71,21 +69,23 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
     *cost = 0;
     access_reset(a);
     a->cost[from] = 0;
+    a->done[from] = ACC_SEEN;
     a->bott[from] = w->dist[from];
     a->prev[from] = NM_SEARCH_NONE;
     a->touched[a->ntouched++] = from;
-    int rc = nm_search_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), from, err);
+    int rc = nm_search_heap_push(&a->heap, 0.0, access_key(a->bott[from], from), err);
     if (rc)
         return rc;
     uint32_t hit = NM_SEARCH_NONE;
     while (a->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&a->heap);
-        uint32_t u = it.node;
-        if (a->done[u] || (int32_t)it.f != a->cost[u] || it.key != access_key(a->bott[u], u))
+        const uint32_t u = (uint32_t)it.key; /* the cell: the key's low half */
+        if ((a->done[u] & ACC_DONE) || (int32_t)it.f != a->cost[u] ||
+            it.key != access_key(a->bott[u], u))
             continue;
         if (max_cost > 0 && a->cost[u] >= max_cost)
             break; /* linkChains: at most kLinkChainCells cells */
-        a->done[u] = 1;
+        a->done[u] |= ACC_DONE;
         if (target[u]) {
             hit = u;
             break;
@@ -96,13 +96,14 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
             if (vi < 0 || vj < 0 || vi >= nx || vj >= ny)
                 continue;
             uint32_t v = (uint32_t)(vj * nx + vi);
-            if (a->done[v] || !walk[v] || !nm_search_cell_usable(w, v))
+            if ((a->done[v] & ACC_DONE) || !walk[v] || !nm_search_cell_usable(w, v))
                 continue;
             int32_t kc = a->cost[u] + ((dx[d] && dy[d]) ? 141 : 100);
             float kb = a->bott[u] < w->dist[v] ? a->bott[u] : w->dist[v];
             bool better;
-            if (a->cost[v] == INT32_MAX) {
+            if (!(a->done[v] & ACC_SEEN)) {
                 better = true;
+                a->done[v] = ACC_SEEN;
                 a->touched[a->ntouched++] = v;
             } else {
                 better =
@@ -114,7 +115,7 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
             a->cost[v] = kc;
             a->bott[v] = kb;
             a->prev[v] = u;
-            if ((rc = nm_search_heap_push(&a->heap, (double)kc, access_key(kb, v), v, err)))
+            if ((rc = nm_search_heap_push(&a->heap, (double)kc, access_key(kb, v), err)))
                 return rc;
         }
     }

@@ -14,14 +14,15 @@ static const int k_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
 static const int k_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 
 /* ---- heap ------------------------------------------------------------------------------------ */
-static bool item_less(const nm_heap_item *a, const nm_heap_item *b)
+/* A 4-ary min-heap on (f, key). key is unique per node, so (f, key) is a total order on distinct
+ * entries and any exact priority queue pops the same sequence; four children per node halve the
+ * depth and keep a node's children in one cache line (4 x 16 bytes). */
+static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
 {
-    if (a->f != b->f)
-        return a->f < b->f;
-    return a->key < b->key;
+    return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
-int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err)
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
 {
     if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
         size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
@@ -34,9 +35,9 @@ int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_er
         h->cap = nc;
     }
     size_t i = h->n++;
-    nm_heap_item x = {f, key, node};
+    const nm_heap_item x = {f, key};
     while (i > 0) {
-        size_t p = (i - 1) / 2;
+        size_t p = (i - 1) / 4;
         if (!item_less(&x, &h->it[p]))
             break;
         h->it[i] = h->it[p];
@@ -48,23 +49,24 @@ int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_er
 
 nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
-    nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const size_t n = h->n;
     size_t i = 0;
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const nm_heap_item *best = &x;
-        if (l < h->n && item_less(&h->it[l], best)) {
-            m = l;
-            best = &h->it[l];
-        }
-        if (r < h->n && item_less(&h->it[r], best))
-            m = r;
-        if (m == i)
+        const size_t c0 = 4 * i + 1;
+        if (c0 >= n)
+            break;
+        size_t m = c0;
+        const size_t end = c0 + 4 < n ? c0 + 4 : n;
+        for (size_t c = c0 + 1; c < end; c++)
+            if (item_less(&h->it[c], &h->it[m]))
+                m = c;
+        if (!item_less(&h->it[m], &x))
             break;
         h->it[i] = h->it[m];
         i = m;
     }
-    if (h->n)
+    if (n)
         h->it[i] = x;
     return top;
 }
@@ -89,6 +91,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
+    s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     s->g = nm_malloc(nn * sizeof *s->g);
     s->par = nm_malloc(nn * sizeof *s->par);
     s->state = nm_malloc(nn);
@@ -98,8 +101,8 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->dirty = true;
     s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->g || !s->par || !s->state ||
-        !s->queue || !s->seen || !s->touched || !s->heap.it) {
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->g || !s->par ||
+        !s->state || !s->queue || !s->seen || !s->touched || !s->heap.it) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
@@ -113,6 +116,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
             return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
         }
         s->lk_off[w->links[l].from_span + 1]++;
+        s->lk_has[w->links[l].from_span >> 6] |= (uint64_t)1 << (w->links[l].from_span & 63);
     }
     s->links_consistent = true;
     for (uint32_t l = 0; l < w->nlinks; l++)
@@ -144,6 +148,7 @@ void nm_search_ctx_free(nm_sctx *s)
     nm_free(s->lk_off);
     nm_free(s->lk_idx);
     nm_free(s->lk_bycell);
+    nm_free(s->lk_has);
     nm_free(s->g);
     nm_free(s->par);
     nm_free(s->state);
@@ -172,7 +177,7 @@ bool nm_search_step_banned(const nm_window *w, uint32_t c, int dx, int dy)
 
 bool nm_search_cell_usable(const nm_window *w, uint32_t c)
 {
-    uint32_t f, n = nm_sc_cell_spans(&w->spans, c, &f);
+    uint32_t f, n = nm_span_cell_spans(&w->spans, c, &f);
     for (uint32_t k = 0; k < n; k++)
         if (w->sp_bits[f + k] & NM_SP_REACH)
             return true;
@@ -204,6 +209,18 @@ static bool cell_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t c, int dx,
     return !nm_search_step_banned(s->w, c, dx, dy);
 }
 
+/* RiseOk with its common case inline: a height change in [-kClimb, kSlope * kCS] passes at the
+ * article's step 3 before any look-ahead (steps 1 and 2 only refuse lower targets); the rest
+ * goes to nm_grid_rise_ok. */
+static inline bool rise_ok(const nm_sctx *s, int32_t i, int32_t j, int dx, int dy, double ha,
+                           double hb)
+{
+    const double dh = hb - ha;
+    if (dh >= -NM_kClimb && dh <= NM_kSlope * NM_kCS)
+        return true;
+    return nm_grid_rise_ok(s->t, &s->w->gate, i, j, dx, dy, ha, hb);
+}
+
 bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
 {
     uint32_t c = s->t->sp_cell[u], vc;
@@ -211,8 +228,8 @@ bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, i
         return false;
     if (!(s->w->sp_bits[v] & NM_SP_REACH))
         return false;
-    return nm_grid_rise_ok(s->t, &s->w->gate, (int32_t)(c % s->nx), (int32_t)(c / s->nx), dx, dy,
-                           s->t->sp_h[u], s->t->sp_h[v]);
+    return rise_ok(s, (int32_t)(c % s->nx), (int32_t)(c / s->nx), dx, dy, s->t->sp_h[u],
+                   s->t->sp_h[v]);
 }
 
 float nm_search_price_at(const nm_search_price *p, uint32_t c)
@@ -247,24 +264,18 @@ static bool is_goal(const nm_ends *e, uint32_t k)
     return false;
 }
 
-/* SpanAstar's reset: only the nodes the last run gave a state (every node with a g or a parent
- * has one), unless something else wrote the node arrays since. */
+/* SpanAstar's reset: the state of the nodes the last run gave one, unless something else wrote
+ * the node arrays since (then every state). g and par are read only for nodes with a state (state
+ * 0 reads as g = infinity, no parent), so they are never cleared: pages of spans no search
+ * reaches are never written. */
 static void reset_span_nodes(nm_sctx *s)
 {
     if (s->dirty) {
-        for (uint32_t k = 0; k < s->nspans; k++) {
-            s->g[k] = INFINITY;
-            s->par[k] = NM_SEARCH_NONE;
-        }
         memset(s->state, 0, s->nspans);
         s->dirty = false;
     } else {
-        for (uint32_t i = 0; i < s->ntouched; i++) {
-            const uint32_t k = s->touched[i];
-            s->g[k] = INFINITY;
-            s->par[k] = NM_SEARCH_NONE;
-            s->state[k] = 0;
-        }
+        for (uint32_t i = 0; i < s->ntouched; i++)
+            s->state[s->touched[i]] = 0;
     }
     s->ntouched = 0;
     s->heap.n = 0;
@@ -293,7 +304,7 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
         uint32_t wc;
         if (!step_cell(s, uc, k_dx[d], k_dy[d], &wc))
             continue;
-        uint32_t f, n = nm_sc_cell_spans(s->t, wc, &f);
+        uint32_t f, n = nm_span_cell_spans(s->t, wc, &f);
         for (uint32_t k = f; k < f + n; k++) {
             if (!(s->state[k] & NM_ST_CLOSED))
                 continue;
@@ -329,23 +340,36 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
     s->g[e->start_span] = 0.0;
+    s->par[e->start_span] = NM_SEARCH_NONE;
     int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
-                                 e->start_span, e->start_span, err);
+                                 e->start_span, err);
     if (rc)
         return rc;
     s->state[e->start_span] = NM_ST_OPEN;
     s->touched[s->ntouched++] = e->start_span;
+    /* nm_search_step_banned per neighbour d: the bit of the step (canonical direction i: bit 2i
+     * of the cell left; the reverse of i: bit 2i + 1 of the cell entered) */
+    uint8_t step_bit[8] = {0}, step_rev[8] = {0};
+    for (int d = 0; d < 8; d++)
+        for (int i = 0; i < 4; i++) {
+            if (k_dx[d] == nm_grid_step_dx[i] && k_dy[d] == nm_grid_step_dy[i]) {
+                step_bit[d] = (uint8_t)(2 * i);
+                step_rev[d] = 0;
+            } else if (k_dx[d] == -nm_grid_step_dx[i] && k_dy[d] == -nm_grid_step_dy[i]) {
+                step_bit[d] = (uint8_t)(2 * i + 1);
+                step_rev[d] = 1;
+            }
+        }
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
-        const uint32_t u = it.node;
+        const uint32_t u = (uint32_t)it.key; /* the key is the span */
+        /* Entries of u left behind by a lower g are not checked: the newest entry has the
+         * smallest f, pops first and closes u, and older ones find u closed. */
         if (s->state[u] & NM_ST_CLOSED)
             continue;
         const uint32_t uc = t->sp_cell[u];
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
-        if (it.f > s->g[u] + hypot((double)ui - (double)gi, (double)uj - (double)gj) +
-                       NM_SEARCH_STALE)
-            continue;
         if (q->give_up > 0 && it.f >= q->give_up)
             return 2; /* #6219: the final cost cannot fall below the popped f */
         /* 弹出: check the parent's sight once; reparent through the expansion rules */
@@ -361,6 +385,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pu = s->par[u];
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
+        /* the chords' parent cell, divided once a pop (cell_dist's integers) */
+        const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
+        const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
         const float pr_u = nm_search_price_at(&q->price, uc);
         const float hu = t->sp_h[u];
         for (int d = 0; d < 8; d++) {
@@ -369,7 +396,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             if (vi < 0 || vj < 0 || vi >= s->nx || vj >= s->ny)
                 continue;
             const uint32_t vc = (uint32_t)(vj * s->nx + vi);
-            uint32_t f, cnt = nm_sc_cell_spans(t, vc, &f);
+            uint32_t f, cnt = nm_span_cell_spans(t, vc, &f);
             if (!cnt)
                 continue;
             const bool diag = dx && dy;
@@ -381,12 +408,11 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     cell_ok = nm_mask_in(&q->mask, vc) &&
                               (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
                                          nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
-                              !nm_search_step_banned(w, uc, dx, dy);
+                              !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                 if (!cell_ok)
                     break;
                 if (!(w->sp_bits[v] & NM_SP_REACH) ||
-                    !nm_grid_rise_ok(t, &w->gate, (int32_t)ui, (int32_t)uj, dx, dy, hu,
-                                     t->sp_h[v]))
+                    !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
                     continue;
                 const bool drop = hu - t->sp_h[v] > NM_kClimb;
                 const float len = diag ? 1.41421356F : 1.0F;
@@ -394,25 +420,27 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
                 uint32_t np = u;
                 if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
-                    double cd = s->g[pu] + cell_dist(s, t->sp_cell[pu], vc);
+                    double cd = s->g[pu] + hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;
                         ndp = cd;
                     }
                 }
-                if (ndp < s->g[v] - NM_SEARCH_EPS) {
+                if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
                     if (!s->state[v])
                         s->touched[s->ntouched++] = v;
                     s->g[v] = ndp;
                     s->par[v] = np;
                     s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
                     const double hv = hypot((double)vi - (double)gi, (double)vj - (double)gj);
-                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, v, err);
+                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, err);
                     if (rc)
                         return rc;
                 }
             }
         }
+        if (!((s->lk_has[u >> 6] >> (u & 63)) & 1u))
+            continue;
         for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
@@ -420,13 +448,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 !(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
-            if (ndp < s->g[v] - NM_SEARCH_EPS) {
+            if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
                 if (!s->state[v])
                     s->touched[s->ntouched++] = v;
                 s->g[v] = ndp;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, v, err);
+                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, err);
                 if (rc)
                     return rc;
             }
@@ -516,16 +544,14 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     }
     reset_nodes(s, s->ncell);
     s->g[start] = 0.0;
-    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), start, err);
+    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), err);
     if (rc)
         return rc;
     bool found = false;
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
-        const uint32_t u = it.node;
-        if (s->state[u] & NM_ST_CLOSED)
-            continue;
-        if (it.f > s->g[u] + cell_dist(s, u, goal) + NM_SEARCH_STALE)
+        const uint32_t u = (uint32_t)(it.key & UINT32_MAX) * s->nx + (uint32_t)(it.key >> 32);
+        if (s->state[u] & NM_ST_CLOSED) /* older entries of u: see SpanAstar */
             continue;
         s->state[u] |= NM_ST_CLOSED;
         if (u == goal) {
@@ -541,7 +567,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN;
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }
@@ -560,7 +586,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 s->g[v] = nd;
                 s->par[v] = u;
                 s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v), v,
+                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }
@@ -651,7 +677,7 @@ void nm_search_path_free(nm_search_path *p)
 /* The span of cell c nearest height h, usable spans first; NONE for an empty cell. */
 static uint32_t nearest_span(const nm_sctx *s, uint32_t c, double h)
 {
-    uint32_t f, n = nm_sc_cell_spans(s->t, c, &f), best = NM_SEARCH_NONE;
+    uint32_t f, n = nm_span_cell_spans(s->t, c, &f), best = NM_SEARCH_NONE;
     double bd = INFINITY;
     for (int pass = 0; pass < 2 && best == NM_SEARCH_NONE; pass++)
         for (uint32_t k = f; k < f + n; k++) {

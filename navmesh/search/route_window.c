@@ -64,15 +64,19 @@ static bool nearest_cell(const leg *L, const nm_mask *m, bool usable, int64_t ri
     const nm_sctx *s = &L->s;
     int64_t best = INT64_MAX;
     uint32_t bc = NM_SEARCH_NONE;
-    for (uint32_t c = 0; c < s->ncell; c++) {
-        if (!nm_mask_in(m, c))
-            continue;
-        int64_t dx = (int64_t)(c % s->nx) - ri, dy = (int64_t)(c / s->nx) - rj;
-        int64_t d2 = dx * dx + dy * dy;
-        /* the span lookup only for a cell that would win */
-        if (d2 < best && (!usable || nm_search_cell_usable(s->w, c))) {
-            best = d2;
-            bc = c;
+    for (uint32_t j = 0; j < s->ny; j++) {
+        const int64_t dy = (int64_t)j - rj;
+        if (dy * dy >= best)
+            continue; /* no cell of the row can be strictly nearer */
+        for (uint32_t i = 0, c = j * s->nx; i < s->nx; i++, c++) {
+            if (!nm_mask_in(m, c))
+                continue;
+            const int64_t dx = (int64_t)i - ri, d2 = dx * dx + dy * dy;
+            /* the span lookup only for a cell that would win */
+            if (d2 < best && (!usable || nm_search_cell_usable(s->w, c))) {
+                best = d2;
+                bc = c;
+            }
         }
     }
     if (bc == NM_SEARCH_NONE)

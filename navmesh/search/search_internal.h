@@ -8,7 +8,6 @@
 
 #define NM_SEARCH_NONE UINT32_MAX
 #define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
-#define NM_SEARCH_STALE 1e-9 /* stale heap entry tolerance */
 
 /* A cell mask as the conjunction of two layers (b NULL = no second layer). */
 typedef struct nm_mask {
@@ -21,10 +20,11 @@ static inline bool nm_mask_in(const nm_mask *m, uint32_t c)
     return m->a[c] && (!m->b || m->b[c]);
 }
 
+/* A heap entry: the node is read back from the key (16 bytes an entry). */
 typedef struct nm_heap_item {
     double f;
-    uint64_t key; /* tie-break after f: span index, or (x << 32 | y) at the cell level */
-    uint32_t node;
+    uint64_t key; /* tie-break after f: span index, (x << 32 | y) at the cell level, or the
+                     access chains' (bottleneck, cell) */
 } nm_heap_item;
 
 typedef struct nm_heap {
@@ -32,7 +32,7 @@ typedef struct nm_heap {
     size_t n, cap;
 } nm_heap;
 
-int nm_search_heap_push(nm_heap *h, double f, uint64_t key, uint32_t node, nm_error *err);
+int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err);
 nm_heap_item nm_search_heap_pop(nm_heap *h);
 
 /* Per-window state of one routeWindow call. */
@@ -45,6 +45,8 @@ typedef struct nm_sctx {
     uint32_t *lk_off;    /* [nspans + 1] */
     uint32_t *lk_idx;    /* [nlinks] link indices */
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
+    uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
+                            searches test before reading lk_off, which misses the cache) */
     bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
     double *g;       /* [nnodes] */
@@ -115,10 +117,10 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
 /* Access chains (端点接入 / linkChains): work arrays allocated once per window; after each run
  * only the touched cells are reset. */
 typedef struct nm_access_work {
-    int32_t *cost;     /* [ncell], INT32_MAX = unseen */
+    int32_t *cost;     /* [ncell], valid for seen cells */
     float *bott;       /* [ncell] */
     uint32_t *prev;    /* [ncell] */
-    uint8_t *done;     /* [ncell] */
+    uint8_t *done;     /* [ncell]: bit 0 done (popped), bit 1 seen */
     uint32_t *touched; /* [ncell] */
     uint32_t ntouched;
     nm_heap heap;
@@ -130,23 +132,5 @@ int nm_search_access_run(nm_access_work *a, const nm_window *w, const uint8_t *w
                          const uint8_t *target, uint32_t from, int32_t max_cost, uint32_t **cells,
                          uint32_t *n, int32_t *cost, nm_error *err);
 
-/* nm_span_cell_spans without the call (the searches ask it for every neighbour); same answer. */
-static inline uint32_t nm_sc_cell_spans(const nm_span_table *t, uint32_t c, uint32_t *first)
-{
-    if ((uint64_t)c >= (uint64_t)t->win.nx * (uint64_t)t->win.ny) {
-        *first = 0;
-        return 0;
-    }
-    uint64_t word = t->occ_bits[c >> 6];
-    uint32_t b = c & 63;
-    if (!((word >> b) & 1u)) {
-        *first = 0;
-        return 0;
-    }
-    uint64_t below = b ? word & (((uint64_t)1 << b) - 1) : 0;
-    uint32_t k = t->occ_rank[c >> 6] + (uint32_t)__builtin_popcountll(below);
-    *first = t->cs[k];
-    return t->cs[k + 1] - t->cs[k];
-}
 
 #endif

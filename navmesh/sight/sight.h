@@ -34,7 +34,70 @@ void nm_sight_line_init(nm_sight_line *l, int64_t ax, int64_t ay, int64_t bx, in
 /* Cell k (0 <= k <= l->n) of the line. */
 void nm_sight_line_cell(const nm_sight_line *l, int64_t k, int64_t *cx, int64_t *cy);
 /* trunc((v - origin) / kCS): a point's cell on one axis (digital line ends, SegMinClr). */
-int64_t nm_sight_cell_trunc(double v, double origin);
+static inline int64_t nm_sight_cell_trunc(double v, double origin)
+{
+    double c = (v - origin) / NM_kCS;
+    if (!(c > -9.0e18 && c < 9.0e18)) /* NaN or absurd: a cell far outside any window */
+        return INT64_MIN / 2;
+    return (int64_t)c;
+}
+
+/* The digital line walked cell by cell, k = 0, 1, ..., n: the cells of nm_sight_line_cell without
+ * a division per cell. Per axis k*d = q*n + r (0 <= r < n) is carried from cell to cell, and the
+ * cell is a + q rounded half to even by r — exactly nearbyint(d*k/n), which never lands on a
+ * half unless d*k/n is one (its distance from a half, >= 1/(2n), dwarfs the division's error). */
+typedef struct nm_sight_walker {
+    int64_t n, k;
+    int64_t ax, qx, rx, dqx, drx;
+    int64_t ay, qy, ry, dqy, dry;
+} nm_sight_walker;
+
+static inline void nm_sight_walker_axis(int64_t d, int64_t n, int64_t *dq, int64_t *dr)
+{
+    *dq = d >= 0 ? d / n : -((-d + n - 1) / n); /* floor(d / n) */
+    *dr = d - *dq * n;
+}
+
+static inline void nm_sight_walker_init(nm_sight_walker *s, const nm_sight_line *l)
+{
+    s->n = l->n;
+    s->k = 0;
+    s->ax = l->ax;
+    s->ay = l->ay;
+    s->qx = s->rx = s->qy = s->ry = 0;
+    nm_sight_walker_axis(l->dx, l->n, &s->dqx, &s->drx);
+    nm_sight_walker_axis(l->dy, l->n, &s->dqy, &s->dry);
+}
+
+static inline int64_t nm_sight_walker_round(int64_t q, int64_t r, int64_t n)
+{
+    return q + ((2 * r > n || (2 * r == n && (q & 1))) ? 1 : 0);
+}
+
+/* Cell k of the walker's line. */
+static inline void nm_sight_walker_cell(const nm_sight_walker *s, int64_t *cx, int64_t *cy)
+{
+    *cx = s->ax + nm_sight_walker_round(s->qx, s->rx, s->n);
+    *cy = s->ay + nm_sight_walker_round(s->qy, s->ry, s->n);
+}
+
+/* k -> k + 1. */
+static inline void nm_sight_walker_next(nm_sight_walker *s)
+{
+    s->k++;
+    s->qx += s->dqx;
+    s->rx += s->drx;
+    if (s->rx >= s->n) {
+        s->rx -= s->n;
+        s->qx++;
+    }
+    s->qy += s->dqy;
+    s->ry += s->dry;
+    if (s->ry >= s->n) {
+        s->ry -= s->n;
+        s->qy++;
+    }
+}
 
 /* SegMinClr: the smallest clearance d over the digital-line cells from a to b (px), cells
  * outside the window ignored; +infinity when every cell is outside. d: nx*ny. */
@@ -97,10 +160,12 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
 
 /* ---- 高度连续检查 (LayerOracle) -------------------------------------------------------------- */
 /* Scratch for walks over one window: height sets sized from the window's fullest column. */
+#define NM_SIGHT_UP_GAPS 4 /* gaps (|dx|, |dy|) below this have their up allowance precomputed */
 typedef struct nm_sight_oracle {
     const nm_window *w;
     uint32_t cap;     /* capacity of each height set */
     float *cur, *nxt; /* [cap] */
+    float up[NM_SIGHT_UP_GAPS][NM_SIGHT_UP_GAPS]; /* UpAllow + kQH by gap (up_allow) */
 } nm_sight_oracle;
 
 int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err);

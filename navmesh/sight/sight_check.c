@@ -5,6 +5,7 @@
 #include "sight.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- cells of a polyline: digital lines joined, consecutive repeats removed, then the cells
@@ -13,8 +14,7 @@ typedef struct cell_iter {
     const nm_grid_window *win;
     const double *pts;
     uint32_t npts, seg;
-    nm_sight_line l;
-    int64_t k;
+    nm_sight_walker l;
     bool have_last;
     int64_t lx, ly;
 } cell_iter;
@@ -23,11 +23,12 @@ static void line_of_seg(cell_iter *it)
 {
     const double *a = it->pts + 2 * (size_t)it->seg;
     const double *b = it->npts > 1 ? a + 2 : a;
-    nm_sight_line_init(&it->l, nm_sight_cell_trunc(a[0], it->win->x0),
+    nm_sight_line l;
+    nm_sight_line_init(&l, nm_sight_cell_trunc(a[0], it->win->x0),
                        nm_sight_cell_trunc(a[1], it->win->y0),
                        nm_sight_cell_trunc(b[0], it->win->x0),
                        nm_sight_cell_trunc(b[1], it->win->y0));
-    it->k = 0;
+    nm_sight_walker_init(&it->l, &l);
 }
 
 static void iter_init(cell_iter *it, const nm_grid_window *win, const double *pts, uint32_t npts)
@@ -45,8 +46,9 @@ static bool iter_next(cell_iter *it, int64_t *cx, int64_t *cy)
     uint32_t nseg = it->npts > 1 ? it->npts - 1 : it->npts;
     while (it->seg < nseg) {
         int64_t x, y;
-        nm_sight_line_cell(&it->l, it->k, &x, &y);
-        if (++it->k > it->l.n) {
+        nm_sight_walker_cell(&it->l, &x, &y);
+        nm_sight_walker_next(&it->l);
+        if (it->l.k > it->l.n) {
             if (++it->seg < nseg)
                 line_of_seg(it);
         }
@@ -65,17 +67,23 @@ static bool iter_next(cell_iter *it, int64_t *cx, int64_t *cy)
 }
 
 /* ---- 立面禁步 ---- */
+/* The step bit of a move (dx, dy) by (dy + 1) * 3 + dx + 1: canonical direction i (nm_grid_step_dx
+ * / _dy: (1,0), (0,1), (1,1), (1,-1)) is bit 2i of the cell left, its reverse bit 2i + 1 of the
+ * cell entered; -1 for no move. */
+static const int8_t k_step_bit[9] = {5, 3, 6, 1, -1, 0, 7, 2, 4};
+static const uint8_t k_step_rev[9] = {1, 1, 0, 1, 0, 0, 1, 0, 0};
+
 static bool step_forbidden(const nm_window *w, int64_t ax, int64_t ay, int64_t bx, int64_t by)
 {
     const int64_t ddx = bx - ax, ddy = by - ay;
+    if (ddx < -1 || ddx > 1 || ddy < -1 || ddy > 1)
+        return false;
+    const int m = (int)((ddy + 1) * 3 + ddx + 1);
+    if (k_step_bit[m] < 0)
+        return false;
     const size_t nx = (size_t)w->win.nx;
-    for (int i = 0; i < 4; ++i) {
-        if (ddx == nm_grid_step_dx[i] && ddy == nm_grid_step_dy[i])
-            return (w->stepbits[(size_t)ay * nx + (size_t)ax] >> (2 * i)) & 1u;
-        if (ddx == -nm_grid_step_dx[i] && ddy == -nm_grid_step_dy[i])
-            return (w->stepbits[(size_t)by * nx + (size_t)bx] >> (2 * i + 1)) & 1u;
-    }
-    return false;
+    const size_t c = k_step_rev[m] ? (size_t)by * nx + (size_t)bx : (size_t)ay * nx + (size_t)ax;
+    return (w->stepbits[c] >> k_step_bit[m]) & 1u;
 }
 
 /* crossesStep */
@@ -88,11 +96,14 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
     nm_sight_line l;
     nm_sight_line_init(&l, nm_sight_cell_trunc(px, w->win.x0), nm_sight_cell_trunc(py, w->win.y0),
                        nm_sight_cell_trunc(qx, w->win.x0), nm_sight_cell_trunc(qy, w->win.y0));
+    nm_sight_walker lw;
+    nm_sight_walker_init(&lw, &l);
     int64_t x0, y0;
-    nm_sight_line_cell(&l, 0, &x0, &y0);
+    nm_sight_walker_cell(&lw, &x0, &y0);
     for (int64_t k = 1; k <= l.n; ++k) {
         int64_t x, y;
-        nm_sight_line_cell(&l, k, &x, &y);
+        nm_sight_walker_next(&lw);
+        nm_sight_walker_cell(&lw, &x, &y);
         if (x == x0 && y == y0)
             continue;
         bool ina = x0 >= 0 && y0 >= 0 && x0 < w->win.nx && y0 < w->win.ny;
@@ -106,6 +117,14 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
 }
 
 /* ---- 高度连续检查 ---- */
+/* 3.2 up = UpAllow(w) + kQH, UpAllow = max(kStepUp, kSlope * w * kCS), w = the cell distance
+ * |(ax, ay)| to the last non-empty column. */
+static float up_allow(int64_t ax, int64_t ay)
+{
+    double dd = hypot((double)ax, (double)ay);
+    return (float)(fmax(NM_kStepUp, NM_kSlope * dd * NM_kCS) + NM_kQH);
+}
+
 int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -118,6 +137,9 @@ int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err)
     }
     /* a set never holds more than the old set plus one column (drop mode): room for both */
     o->cap = 2 * maxcol + 64;
+    for (int a = 0; a < NM_SIGHT_UP_GAPS; ++a) /* the walk's allowance for the usual short gaps */
+        for (int b = 0; b < NM_SIGHT_UP_GAPS; ++b)
+            o->up[a][b] = up_allow(a, b);
     o->cur = nm_malloc((size_t)o->cap * sizeof *o->cur);
     o->nxt = nm_malloc((size_t)o->cap * sizeof *o->nxt);
     if (!o->cur || !o->nxt) {
@@ -153,13 +175,41 @@ static bool seam_ahead(const nm_window *w, const cell_iter *it, const float *cur
         int64_t x, y;
         if (!iter_next(&look, &x, &y))
             return false;
-        uint32_t first, cnt = nm_span_cell_spans(&w->spans, (uint32_t)(y * w->win.nx + x), &first);
+        uint32_t first,
+            cnt = nm_span_cell_spans(&w->spans, (uint32_t)(y * w->win.nx + x), &first);
         for (uint32_t k = 0; k < cnt; ++k)
             for (uint32_t i = 0; i < ncur; ++i)
                 if (fabsf(w->spans.sp_h[first + k] - cur[i]) <= (float)NM_kClimb)
                     return true;
     }
     return false;
+}
+
+/* 3.3 The spans of a column (first, cnt) within [-kClimb, up] of some height of the set cur go to
+ * nxt (*nn heights); returns whether, in the drop mode, a span was not kept and lies more than
+ * kClimb below some height of the set (a drop candidate). */
+static bool keep_column(const nm_window *w, const float *cur, uint32_t ncur, uint32_t first,
+                        uint32_t cnt, float up, bool drop, float *nxt, uint32_t *nn, uint32_t cap)
+{
+    bool any_drop = false;
+    for (uint32_t k = 0; k < cnt; ++k) {
+        float t = w->spans.sp_h[first + k];
+        bool keep = false, low = false;
+        for (uint32_t i = 0; i < ncur; ++i) {
+            float d = t - cur[i];
+            if (d >= -(float)NM_kClimb && d <= up) {
+                keep = true;
+                break;
+            }
+            if (d < -(float)NM_kClimb)
+                low = true;
+        }
+        if (keep)
+            set_add(nxt, nn, cap, t);
+        else if (drop && low)
+            any_drop = true;
+    }
+    return any_drop;
 }
 
 /* LayerOracle::walk; the result set is left in o->cur (count *nout) */
@@ -187,28 +237,12 @@ static bool walk_core(nm_sight_oracle *o, const double *pts, uint32_t npts, cons
                 nm_span_cell_spans(&w->spans, (uint32_t)(cy * w->win.nx + cx), &first);
             if (cnt == 0)
                 continue; /* 3.1 empty column: skipped, pc stays */
-            double dd = hypot((double)(cx - pcx), (double)(cy - pcy));
-            /* 3.2 up = UpAllow(w) + kQH, UpAllow = max(kStepUp, kSlope * w * kCS) */
-            float up = (float)(fmax(NM_kStepUp, NM_kSlope * dd * NM_kCS) + NM_kQH);
+            const int64_t ax = llabs(cx - pcx), ay = llabs(cy - pcy);
+            const float up = ax < NM_SIGHT_UP_GAPS && ay < NM_SIGHT_UP_GAPS ? o->up[ax][ay]
+                                                                          : up_allow(ax, ay);
             uint32_t nn = 0;
-            bool any_drop = false;
-            for (uint32_t k = 0; k < cnt; ++k) {
-                float t = w->spans.sp_h[first + k];
-                bool keep = false, low = false;
-                for (uint32_t i = 0; i < ncur; ++i) {
-                    float d = t - cur[i];
-                    if (d >= -(float)NM_kClimb && d <= up) {
-                        keep = true;
-                        break;
-                    }
-                    if (d < -(float)NM_kClimb)
-                        low = true;
-                }
-                if (keep)
-                    set_add(nxt, &nn, o->cap, t);
-                else if (drop && low)
-                    any_drop = true;
-            }
+            const bool any_drop =
+                keep_column(w, cur, ncur, first, cnt, up, drop, nxt, &nn, o->cap);
             if (drop) {
                 bool seam = any_drop || nn == 0 ? seam_ahead(w, &it, cur, ncur) : false;
                 if (any_drop && !seam)
@@ -269,6 +303,85 @@ bool nm_sight_layers_ok(nm_sight_oracle *o, double px, double py, double qx, dou
     return false;
 }
 
+/* crossesStep and LayerOracle::ok (normal mode) in one walk of the chord's digital line: both
+ * follow the same cells, the first with consecutive repeats skipped, the second also without the
+ * cells outside the window. False as soon as either fails: the same answer as the two in turn. */
+static bool steps_and_layers_ok(nm_sight_oracle *o, double px, double py, double qx, double qy,
+                                float hp, float hq)
+{
+    const nm_window *w = o->w;
+    const nm_grid_window *win = &w->win;
+    if (!(isfinite(px) && isfinite(py) && isfinite(qx) && isfinite(qy)))
+        return false;
+    nm_sight_line l;
+    nm_sight_line_init(&l, nm_sight_cell_trunc(px, win->x0), nm_sight_cell_trunc(py, win->y0),
+                       nm_sight_cell_trunc(qx, win->x0), nm_sight_cell_trunc(qy, win->y0));
+    nm_sight_walker lw;
+    nm_sight_walker_init(&lw, &l);
+    float *cur = o->cur, *nxt = o->nxt;
+    uint32_t ncur = 0;
+    set_add(cur, &ncur, o->cap, hp);
+    int64_t x0, y0, pcx = 0, pcy = 0;
+    nm_sight_walker_cell(&lw, &x0, &y0);
+    bool in0 = x0 >= 0 && y0 >= 0 && x0 < win->nx && y0 < win->ny;
+    bool started = in0; /* 2. the first cell in the window is the start: not checked */
+    if (started) {
+        pcx = x0;
+        pcy = y0;
+    }
+    bool ok = true;
+    for (int64_t k = 1; k <= l.n && ok; ++k) {
+        int64_t x, y;
+        nm_sight_walker_next(&lw);
+        nm_sight_walker_cell(&lw, &x, &y);
+        if (x == x0 && y == y0)
+            continue;
+        const bool in = x >= 0 && y >= 0 && x < win->nx && y < win->ny;
+        if (in0 && in && w->stepbits && step_forbidden(w, x0, y0, x, y)) {
+            ok = false; /* crossesStep */
+            break;
+        }
+        x0 = x;
+        y0 = y;
+        in0 = in;
+        if (!in)
+            continue;
+        if (!started) {
+            started = true;
+            pcx = x;
+            pcy = y;
+            continue;
+        }
+        uint32_t first,
+            cnt = nm_span_cell_spans(&w->spans, (uint32_t)(y * win->nx + x), &first);
+        if (cnt == 0)
+            continue; /* 3.1 empty column: skipped, pc stays */
+        const int64_t ax = llabs(x - pcx), ay = llabs(y - pcy);
+        const float up = ax < NM_SIGHT_UP_GAPS && ay < NM_SIGHT_UP_GAPS ? o->up[ax][ay]
+                                                                      : up_allow(ax, ay);
+        uint32_t nn = 0;
+        keep_column(w, cur, ncur, first, cnt, up, false, nxt, &nn, o->cap);
+        if (nn == 0) {
+            ok = false; /* 3.4 no span kept */
+            break;
+        }
+        float *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        ncur = nn;
+        pcx = x;
+        pcy = y;
+    }
+    o->cur = cur;
+    o->nxt = nxt;
+    if (!ok)
+        return false;
+    for (uint32_t i = 0; i < ncur; ++i)
+        if (fabsf(cur[i] - hq) <= 1e-3f)
+            return true;
+    return false;
+}
+
 /* ---- Visibility::ok ---- */
 bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, float hp,
                  float hq)
@@ -278,7 +391,9 @@ bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, f
         return false;
     if (v->on && nm_sight_off_mask(&v->w->win, v->on, px, py, qx, qy))
         return false;
-    /* 2. facade steps */
+    /* 2. facade steps and 3. layer continuity over one walk of the line */
+    if (v->steps && v->layers && v->oracle)
+        return steps_and_layers_ok(v->oracle, px, py, qx, qy, hp, hq);
     if (v->steps && nm_sight_crosses_step(v->w, px, py, qx, qy))
         return false;
     /* 3. layer continuity */

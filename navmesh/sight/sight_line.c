@@ -26,14 +26,6 @@ void nm_sight_line_cell(const nm_sight_line *l, int64_t k, int64_t *cx, int64_t 
     *cy = l->ay + (int64_t)nearbyint((double)l->dy * kk / n);
 }
 
-int64_t nm_sight_cell_trunc(double v, double origin)
-{
-    double c = (v - origin) / NM_kCS;
-    if (!(c > -9.0e18 && c < 9.0e18)) /* NaN or absurd: a cell far outside any window */
-        return INT64_MIN / 2;
-    return (int64_t)c;
-}
-
 /* 拐点抬升 / SegMinClr */
 double nm_sight_seg_min_clr(const float *d, const nm_grid_window *win, double ax, double ay,
                             double bx, double by)

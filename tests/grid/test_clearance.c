@@ -173,6 +173,69 @@ Test(nearest_source, sources_are_near_optimal_on_random_masks)
         }
 }
 
+/* NearestSource as the article's passes read, one take at a time: the reference the library's
+ * faster loops must match bit for bit (the corridor and the bake's medial axis depend on it). */
+static void ref_take(int32_t *src, int nx, int ny, int i, int j, int di, int dj)
+{
+    int a = i + di, b = j + dj;
+    if (a < 0 || b < 0 || a >= nx || b >= ny || src[b * nx + a] < 0)
+        return;
+    int32_t cand = src[b * nx + a], *cur = &src[j * nx + i];
+    int64_t dc = (int64_t)(cand % nx - i) * (cand % nx - i) +
+                 (int64_t)(cand / nx - j) * (cand / nx - j);
+    int64_t du = *cur < 0 ? 0
+                          : (int64_t)(*cur % nx - i) * (*cur % nx - i) +
+                                (int64_t)(*cur / nx - j) * (*cur / nx - j);
+    if (*cur < 0 || dc < du)
+        *cur = cand;
+}
+
+static void ref_nearest_source(int nx, int ny, const uint8_t *ob, int32_t *src)
+{
+    for (int c = 0; c < nx * ny; c++)
+        src[c] = ob[c] ? c : -1;
+    for (int j = 0; j < ny; j++) {
+        for (int i = 0; i < nx; i++) {
+            ref_take(src, nx, ny, i, j, 0, -1);
+            ref_take(src, nx, ny, i, j, -1, -1);
+            ref_take(src, nx, ny, i, j, 1, -1);
+            ref_take(src, nx, ny, i, j, -1, 0);
+        }
+        for (int i = nx - 1; i >= 0; i--)
+            ref_take(src, nx, ny, i, j, 1, 0);
+    }
+    for (int j = ny - 1; j >= 0; j--) {
+        for (int i = nx - 1; i >= 0; i--) {
+            ref_take(src, nx, ny, i, j, 0, 1);
+            ref_take(src, nx, ny, i, j, -1, 1);
+            ref_take(src, nx, ny, i, j, 1, 1);
+            ref_take(src, nx, ny, i, j, 1, 0);
+        }
+        for (int i = 0; i < nx; i++)
+            ref_take(src, nx, ny, i, j, -1, 0);
+    }
+}
+
+Test(nearest_source, same_sources_as_the_pass_order_one_take_at_a_time)
+{
+    static const int size[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {37, 29}, {64, 48}, {101, 7}};
+    static const double dens[] = {0.002, 0.02, 0.3};
+    static uint8_t ob[101 * 48];
+    static int32_t got[101 * 48], want[101 * 48];
+    uint64_t rng = 9;
+    for (size_t k = 0; k < sizeof size / sizeof size[0]; k++)
+        for (size_t d = 0; d < sizeof dens / sizeof dens[0]; d++) {
+            const int nx = size[k][0], ny = size[k][1];
+            for (int c = 0; c < nx * ny; c++)
+                ob[c] = rng_unit(&rng) < dens[d];
+            nm_error err = {0};
+            cr_assert_eq(nm_grid_nearest_source(nx, ny, ob, got, &err), NM_OK);
+            ref_nearest_source(nx, ny, ob, want);
+            for (int c = 0; c < nx * ny; c++)
+                cr_assert_eq(got[c], want[c], "%dx%d density %.3f: cell %d", nx, ny, dens[d], c);
+        }
+}
+
 /* Synthetic corridor of the article's figure: top wall row 0 with teeth hanging down, bottom wall
  * at row 22: 21 free rows between, sources up to 22 cells apart across. */
 enum { CW = 60, CH = 23 };

@@ -36,6 +36,32 @@ Test(sight, digital_line_0_0_to_7_4_takes_8_cells_one_per_column_as_8_neighbours
     /* the corner-grazed cells (3,1) and (4,3) of the supercover are not on the line */
 }
 
+Test(sight, walker_gives_the_digital_line_cells_of_nearbyint_on_every_short_line)
+{
+    /* every line between points of a 31 x 31 square around the origin, both directions: the
+     * walker's carried quotient rounds halves to even exactly as nearbyint(d * k / n) */
+    for (int64_t ax = -15; ax <= 15; ax += 3)
+        for (int64_t ay = -15; ay <= 15; ay += 2)
+            for (int64_t bx = -15; bx <= 15; ++bx)
+                for (int64_t by = -15; by <= 15; ++by) {
+                    nm_sight_line l;
+                    nm_sight_walker s;
+                    nm_sight_line_init(&l, ax, ay, bx, by);
+                    nm_sight_walker_init(&s, &l);
+                    for (int64_t k = 0; k <= l.n; ++k, nm_sight_walker_next(&s)) {
+                        int64_t x, y, wx, wy;
+                        nm_sight_line_cell(&l, k, &x, &y);
+                        nm_sight_walker_cell(&s, &wx, &wy);
+                        cr_assert(x == wx && y == wy,
+                                  "(%lld,%lld)->(%lld,%lld) cell %lld: (%lld,%lld) vs walker "
+                                  "(%lld,%lld)",
+                                  (long long)ax, (long long)ay, (long long)bx, (long long)by,
+                                  (long long)k, (long long)x, (long long)y, (long long)wx,
+                                  (long long)wy);
+                    }
+                }
+}
+
 Test(sight, seg_min_clr_ignores_cells_outside_the_window)
 {
     nm_window w;
@@ -232,6 +258,38 @@ Test(sight, diagonal_step_edge_blocks_only_the_diagonal_move)
     fx_free(&w);
 }
 
+Test(sight, every_one_cell_move_reads_the_step_bit_of_its_direction)
+{
+    /* a move along canonical direction i reads bit 2i of the cell left, against it bit 2i + 1
+     * of the cell entered (nm_grid_step_dx / _dy) */
+    nm_window w;
+    float fl[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    fx_window(&w, 3, 3, 0, 0, fl, NULL, 0);
+    for (int dx = -1; dx <= 1; ++dx)
+        for (int dy = -1; dy <= 1; ++dy) {
+            if (!dx && !dy)
+                continue;
+            for (int bit = 0; bit < 8; ++bit)
+                for (int at_b = 0; at_b < 2; ++at_b) {
+                    memset(w.stepbits, 0, 9);
+                    const int a = 4, b = (1 + dy) * 3 + 1 + dx;
+                    w.stepbits[at_b ? b : a] = (uint8_t)(1u << bit);
+                    bool want = false;
+                    for (int i = 0; i < 4; ++i) {
+                        if (dx == nm_grid_step_dx[i] && dy == nm_grid_step_dy[i])
+                            want = !at_b && bit == 2 * i;
+                        if (dx == -nm_grid_step_dx[i] && dy == -nm_grid_step_dy[i])
+                            want = at_b && bit == 2 * i + 1;
+                    }
+                    bool got = nm_sight_crosses_step(&w, fx_cx(&w, 1), fx_cy(&w, 1),
+                                                     fx_cx(&w, 1 + dx), fx_cy(&w, 1 + dy));
+                    cr_assert_eq(got, want, "move (%d,%d), bit %d of the cell %s", dx, dy, bit,
+                                 at_b ? "entered" : "left");
+                }
+        }
+    fx_free(&w);
+}
+
 /* ---- 高度连续检查 ---- */
 static void bridge_window(nm_window *w)
 {
@@ -264,6 +322,52 @@ Test(sight, layer_oracle_catches_a_chord_from_the_bridge_deck_down_to_the_ground
     cr_assert(nm_sight_ok(&v, fx_cx(&w, 3), y, fx_cx(&w, 11), y, 8.0f, 0.0f));
     v.layers = true;
     cr_assert(!nm_sight_ok(&v, fx_cx(&w, 3), y, fx_cx(&w, 11), y, 8.0f, 0.0f));
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+Test(sight, steps_and_layers_in_one_walk_answer_like_the_two_checks_in_turn)
+{
+    /* uneven ground with holes, a few decks and forbidden steps; chord ends also outside */
+    enum { NX = 24, NY = 20 };
+    float fl[NX * NY];
+    fx_span extra[40];
+    uint64_t rng = 77;
+    for (int c = 0; c < NX * NY; ++c)
+        fl[c] = fx_unit(&rng) < 0.08 ? NAN
+                                     : (float)(fx_unit(&rng) * 0.6 + (c % NX > 12 ? 2.0 : 0.0));
+    for (int k = 0; k < 40; ++k)
+        extra[k] = (fx_span){(int)(fx_unit(&rng) * NX), (int)(fx_unit(&rng) * NY), 6.0f};
+    nm_window w;
+    fx_window(&w, NX, NY, 1.0, 2.0, fl, extra, 40);
+    for (int c = 0; c < NX * NY; ++c)
+        if (fx_unit(&rng) < 0.05)
+            w.stepbits[c] = (uint8_t)(1u << (fx_rng(&rng) % 8));
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    nm_sight_view v = {&w, NULL, NULL, &o, true, true};
+    int yes = 0, no = 0;
+    for (int k = 0; k < 20000; ++k) {
+        double px = 0.5 + fx_unit(&rng) * 7.0, py = 1.5 + fx_unit(&rng) * 6.0;
+        double qx = 0.5 + fx_unit(&rng) * 7.0, qy = 1.5 + fx_unit(&rng) * 6.0;
+        float hp = fx_unit(&rng) < 0.2 ? 6.0f : (float)(fx_unit(&rng) * 0.6);
+        float hq = (float)(fx_unit(&rng) * 0.6);
+        uint32_t first, n = nm_span_cell_spans(&w.spans,
+                                               (uint32_t)(nm_sight_cell_trunc(qy, 2.0) * NX +
+                                                          nm_sight_cell_trunc(qx, 1.0)), &first);
+        if (qx > 1.0 && qy > 2.0 && qx < 7.0 && qy < 7.0 && n)
+            hq = w.spans.sp_h[first + fx_rng(&rng) % n]; /* often a real layer: some chords pass */
+        bool two = !nm_sight_crosses_step(&w, px, py, qx, qy) &&
+                   nm_sight_layers_ok(&o, px, py, qx, qy, hp, hq);
+        bool one = nm_sight_ok(&v, px, py, qx, qy, hp, hq);
+        cr_assert_eq(one, two, "chord %d (%.3f,%.3f)->(%.3f,%.3f) %.2f->%.2f", k, px, py, qx, qy,
+                     (double)hp, (double)hq);
+        if (one)
+            yes++;
+        else
+            no++;
+    }
+    cr_assert(yes > 1000 && no > 1000, "both answers are tested (%d pass, %d fail)", yes, no);
     nm_sight_oracle_free(&o);
     fx_free(&w);
 }
