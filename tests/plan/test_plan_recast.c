@@ -3,7 +3,8 @@
  * resources/scenes/README.md states for the scene; every route passes pu_check_route. The ledge
  * drops, the platform drop and the doorways failed on the bake that eroded the walkable area by
  * the agent radius (before it was opened); railing / slab, bridge and solids guard what must not
- * change (they pass on both). */
+ * change (they pass on both). The deck over a river failed before a region's lower level ending
+ * under its own deck stopped being a wall of that region (navmesh/bake FWAL). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -180,15 +181,12 @@ Test(plan_recast, bridge_deck_continuous_from_ramp_to_ramp)
 }
 
 /* A 20 m deck 5 m up over a river with a 15 m ramp at each end, a flush ford far south: ramp to
- * ramp along the deck is straight and stays on it. KNOWN DEFECT (issue 12, the deck cut of the
- * demo town), disabled until the bake gives a deck its own clearance: the ground's end where each
- * ramp's solid body starts, and the river banks, lie under the deck and are kept as walls of the
- * deck's region (FWAL), whose stacked levels share one planar clearance, so the deck's clearance
- * is 0 across its whole width there, the topology layer's channel (limw) misses the deck and the
- * route goes down a ramp and round by the ford: 97.5 px for 19.5 (today's main). Dropping those
- * edges from the region fixes this but loses bridge_ramps (navmesh/bake/README.md "Decks cut
- * by their own region's lower level"). */
-Test(plan_recast, deck_over_a_river_continuous_from_ramp_to_ramp, .disabled = true)
+ * ramp along the deck is straight and stays on it. Failed before a region's lower level ending
+ * under its own deck stopped being a wall of it (navmesh/bake FWAL, issue 12: the demo town's deck
+ * cut): the ground's end where each ramp's solid body starts, and the river banks, sealed the
+ * deck's planar clearance across its whole width, the topology layer's channel missed the deck
+ * and the route went down a ramp and round by the ford (97.5 px for 19.5). */
+Test(plan_recast, deck_over_a_river_continuous_from_ramp_to_ramp)
 {
     NEED_TOOLS();
     pu_world W;
