@@ -84,9 +84,9 @@ static bool wall_cell(const nm_grid_window *win, const nm_grid_wall *w, size_t k
 }
 
 /* Does region r hold, in every sample cell of w inside the zone, a span more than kClimb below
- * hbar, in a column that is no facade (two spans: a cover over the ground, 桥下 / 挑檐)? (FWAL:
- * then w is a ledge over r's own lower level, see step 5.) */
-static bool region_under_edge(const zone_work *zw, const nm_grid_wall *w, uint32_t r, double hbar)
+ * (above = false) or above (above = true) hbar, in a column that is no facade (two spans: a cover
+ * over the ground, 桥下 / 挑檐)? (FWAL: then r passes under or over the whole edge, see step 5.) */
+static bool region_across_edge(const zone_work *zw, const nm_grid_wall *w, uint32_t r, double hbar, bool above)
 {
     const nm_span_table *T = &zw->T;
     size_t n = wall_samples(w), seen = 0;
@@ -98,10 +98,10 @@ static bool region_under_edge(const zone_work *zw, const nm_grid_wall *w, uint32
         /* a facade column (three or more stacked spans) is no deck over a path */
         if (nm_span_cell_face(T, cell)) return false;
         uint32_t c = nm_span_cell_spans(T, cell, &first);
-        bool under = false;
-        for (uint32_t s = first; s < first + c && !under; s++)
-            under = zw->rid[s] == r && hbar - (double)T->sp_h[s] > NM_kClimb;
-        if (!under) return false;
+        bool across = false;
+        for (uint32_t s = first; s < first + c && !across; s++)
+            across = zw->rid[s] == r && (above ? (double)T->sp_h[s] - hbar : hbar - (double)T->sp_h[s]) > NM_kClimb;
+        if (!across) return false;
     }
     return seen > 0;
 }
@@ -1174,7 +1174,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
-     * of r with |h - hbar| <= kMcHBand, unless r passes under the whole edge (region_under_edge) */
+     * of r with |h - hbar| <= kMcHBand, unless r passes under or over the whole edge (region_across_edge) */
     progress(opts, "wall keep", 0.35);
     {
         Z.wall_count = (uint32_t)zw.nwalls;
@@ -1209,13 +1209,21 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
             size_t u = 0;
             for (size_t k = 0; k < m; k++)
                 if (u == 0 || rr[u - 1] != rr[k]) rr[u++] = rr[k];
-            /* A ledge over the region's own lower level is no wall of that region: when every
-             * sample cell also holds a span of r more than kClimb below hbar, r passes under the
-             * whole edge (a deck's side over the path beneath it). Above, RiseOk judges the drop
-             * and LayerOracle keeps chords on the deck; below, a planar wall would cut the path. */
+            /* Where a region has two levels more than kClimb apart in one column, an edge of
+             * either level is no wall of the region: its stacked levels share one planar
+             * clearance and blocker table (建窗: 两层共用一个净空值), and a wall of one level
+             * would cut the other across its whole width. (a) A ledge over the region's own
+             * lower level (a deck's side over the path beneath it): every sample cell also holds
+             * a span of r more than kClimb below hbar; kept, it cut the path. (b) The end of a
+             * lower level under the region's own upper level (the ground where a ramp's solid
+             * body starts, a river bank, a pillar, all under a deck): a span more than kClimb
+             * above; kept, it cut the deck (the demo town's high bridge, issue 12). Neither level
+             * can leave through the edge without it: there is no span of that level beyond it,
+             * so RiseOk (a drop above, a climb below) and LayerOracle still stop there. */
             size_t u2 = 0;
             for (size_t q = 0; q < u; q++)
-                if (!region_under_edge(&zw, W, rr[q], hbar)) rr[u2++] = rr[q];
+                if (!region_across_edge(&zw, W, rr[q], hbar, false) && !region_across_edge(&zw, W, rr[q], hbar, true))
+                    rr[u2++] = rr[q];
             u = u2;
             if (nk + u > cap) {
                 size_t nc2 = (nk + u) * 2 + 64;

@@ -544,10 +544,16 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
             if (!ok) check_fail(r, "drop segment %u (%.2f, %.2f) -> (%.2f, %.2f) fails", k, ax, ay, bx, by);
         }
     }
-    /* 2. lifting never lowers the smallest segment clearance (it only moves points) */
+    /* 2. lifting never lowers the smallest segment clearance (it only moves points); the segments
+     * into and out of a drop's landing are left out: 落点留余量 moves the landing after lifting */
     if (po->spliced_xy && po->nspliced == n && n >= 2) {
         double before = INFINITY, after = INFINITY;
         for (uint32_t k = 0; k + 1 < n; k++) {
+            bool landing = false;
+            for (uint32_t d = 0; d < r->ndrops; d++)
+                landing |= r->drops[d].index == k || r->drops[d].index == k + 1;
+            if (landing)
+                continue;
             const double *a = po->spliced_xy + 2 * k;
             before = fmin(before, nm_sight_seg_min_clr(w->dist, &w->win, a[0], a[1], a[2], a[3]));
             after = fmin(after, nm_sight_seg_min_clr(w->dist, &w->win, xy[2 * k], xy[2 * k + 1], xy[2 * k + 2],

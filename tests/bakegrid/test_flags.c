@@ -183,7 +183,8 @@ Test(bakegrid, bridge_two_regions_fwal)
  * [18,22]x[4,16] at 5 m reached by a ramp [18,22]x[16,30] from the ground: one region. The
  * deck's side edges over the path are ledges over the region's own lower level: not kept on it
  * (FWAL), so neither the sealed clearance nor the blocker segments cut the path under the deck;
- * the side edges where nothing lies below stay, and so do the path's own edges. */
+ * the side edges where nothing lies below stay, and so do the path's own edges except under the
+ * deck, where the region's upper level passes over them (they would cut the deck). */
 Test(bakegrid, deck_sides_over_its_own_path_are_not_walls)
 {
     sb b = {0};
@@ -220,8 +221,14 @@ Test(bakegrid, deck_sides_over_its_own_path_are_not_walls)
                 cr_expect(kept, "deck side (%.0f, %.0f..%.0f) over nothing is dropped", a->u, a->v, c->v);
                 over_nothing++;
             }
-        } else if (a->h < 0.1 && c->h < 0.1 && a->v > 7.9 && c->v > 7.9 && a->v < 12.1 && c->v < 12.1) {
-            cr_expect(kept, "path edge (%.1f, %.1f)-(%.1f, %.1f) dropped", a->u, a->v, c->u, c->v);
+        } else if (a->h < 0.1 && c->h < 0.1 && a->v > 7.9 && c->v > 7.9 && a->v < 12.1 && c->v < 12.1 &&
+                   fabs(a->v - c->v) < 1e-6) {
+            /* the path's own sides: walls, except under the deck (the region's upper level) */
+            double um = (a->u + c->u) / 2;
+            if (um < 17.9 || um > 22.1)
+                cr_expect(kept, "path edge (%.1f, %.1f)-(%.1f, %.1f) dropped", a->u, a->v, c->u, c->v);
+            else if (um > 18.1 && um < 21.9)
+                cr_expect(!kept, "path edge under the deck (%.1f, %.1f)-(%.1f, %.1f) kept", a->u, a->v, c->u, c->v);
             path_edges++;
         }
     }
@@ -231,6 +238,72 @@ Test(bakegrid, deck_sides_over_its_own_path_are_not_walls)
     /* the path under the deck side keeps its clearance: no sealed wall there */
     const nm_grid_rec *u = rec_near(&z, cell_of(18.0), cell_of(10.0), 0.0, 1e-6);
     cr_assert(u != NULL);
+    nm_zone_clean_free(zc);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- the end of a lower level under the region's own deck ---------------------------------------
+ * Ground [0,40]x[0,20] at 0 m (its edge v = 20 under the deck is an edge of its own, u 16..24), a
+ * strip [0,4]x[20,46] and ground [0,40]x[46,50]; a deck [16,24]x[10,30] at 5 m, over the ground
+ * up to v = 20 and over nothing beyond, reached by a ramp [16,24]x[30,46] from the north ground:
+ * one region. The ground's end under the deck is no wall of the region (FWAL), so the deck above it
+ * keeps its clearance (kept, it sealed the deck across its whole width: the demo town's high
+ * bridge at its ramps and river banks, issue 12); the ground's end in the open stays a wall. */
+Test(bakegrid, ground_end_under_its_own_deck_is_no_wall)
+{
+    sb b = {0};
+    mesh_group(&b, "ground");
+    mesh_rect(&b, 0, 0, 16, 20, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 16, 0, 24, 20, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 24, 0, 40, 20, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 20, 4, 46, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 46, 40, 50, 0.0, 2.0, 0, 0, 0, 0);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 16, 10, 24, 30, 5.0, 2.0, 0, 0, 0, 0);
+    mesh_quad4(&b, 16, 30, 24, 46, 5.0, 5.0, 0.0, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z;
+    bake_grid0(&p, 1, &z);
+    const nm_grid_rec *lo = rec_near(&z, cell_of(20.0), cell_of(15.0), 0.0, 1e-6);
+    const nm_grid_rec *hi = rec_near(&z, cell_of(20.0), cell_of(15.0), 5.0, 1e-6);
+    cr_assert(lo && hi && lo->rid == hi->rid, "ground and deck in one region");
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    int under = 0, open = 0;
+    for (uint32_t k = 0; k < z.wall_count; k++) {
+        uint32_t t = (uint32_t)(z.wall_keys[k] / 3);
+        int e = (int)(z.wall_keys[k] % 3);
+        const nm_vertex *a = nm_zone_vertex(zc, t, e), *c = nm_zone_vertex(zc, t, (e + 1) % 3);
+        if (a->h > 0.1 || c->h > 0.1 || fabs(a->v - 20) > 1e-6 || fabs(c->v - 20) > 1e-6) continue;
+        bool kept = z.wall_row[k + 1] > z.wall_row[k];
+        double um = (a->u + c->u) / 2;
+        if (um > 16 && um < 24) {
+            cr_expect(!kept, "ground end under the deck (%.0f..%.0f, 20) kept", a->u, c->u);
+            under++;
+        } else if (um > 24) {
+            cr_expect(kept, "ground end in the open (%.0f..%.0f, 20) dropped", a->u, c->u);
+            open++;
+        }
+    }
+    cr_assert_gt(under, 0);
+    cr_assert_gt(open, 0);
+    /* the deck over that edge: its sealed clearance (clr - clr2d) is the distance to its sides
+     * (4 px = 16 cells), not 0 */
+    uint32_t n, first;
+    const nm_grid_rec *r = recs_at(&z, cell_of(20.0), cell_of(20.0), &n, &first);
+    cr_assert(r);
+    int decks = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (!(r[k].flags & NM_GRID_FILL) && fabs(r[k].h - 5.0) < 1e-6) {
+            cr_expect_geq(r[k].clr - z.clr2d[first + k], 15 * 15, "deck over the ground's end: sealed clr %d",
+                          r[k].clr - z.clr2d[first + k]);
+            decks++;
+        }
+    cr_assert_eq(decks, 1);
     nm_zone_clean_free(zc);
     nm_bake_grid_zone_free(&z);
     nm_pack_free(&p);

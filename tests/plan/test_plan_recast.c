@@ -3,7 +3,8 @@
  * resources/scenes/README.md states for the scene; every route passes pu_check_route. The ledge
  * drops, the platform drop and the doorways failed on the bake that eroded the walkable area by
  * the agent radius (before it was opened); railing / slab, bridge and solids guard what must not
- * change (they pass on both). */
+ * change (they pass on both). The deck over a river failed before a region's lower level ending
+ * under its own deck stopped being a wall of that region (navmesh/bake FWAL). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -173,6 +174,38 @@ Test(plan_recast, bridge_deck_continuous_from_ramp_to_ramp)
             cr_expect_eq(r.ndrops, 0u, "%s: no drop", what);
             cr_expect_lt(r.length, 21 * W.scale, "%s: straight up the ramp (%.2f px)", what, r.length);
             cr_expect_gt(r.heights[r.npoints - 1], 4.5f, "%s: ends on the deck", what);
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}
+
+/* A 20 m deck 5 m up over a river with a 15 m ramp at each end, a flush ford far south: ramp to
+ * ramp along the deck is straight and stays on it. Failed before a region's lower level ending
+ * under its own deck stopped being a wall of it (navmesh/bake FWAL, issue 12: the demo town's deck
+ * cut): the ground's end where each ramp's solid body starts, and the river banks, sealed the
+ * deck's planar clearance across its whole width, the topology layer's channel missed the deck
+ * and the route went down a ramp and round by the ford (97.5 px for 19.5). */
+Test(plan_recast, deck_over_a_river_continuous_from_ramp_to_ramp)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "deck_over_river", 0);
+    nm_route_result r;
+    const double from[2] = {27, 31}, to[2] = {53, 49}, deck[2] = {4, 5};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s along the deck", k ? "deck to deck" : "ramp to ramp");
+        nm_route_request q = pu_req(&W, from[k], 20, to[k], 20);
+        q.start_deck_y = (float)deck[k];
+        q.goal_deck_y = (float)deck[k];
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        if (r.ok) {
+            double want = (to[k] - from[k]) * W.scale;
+            cr_expect_lt(r.length, 1.1 * want, "%s: straight (%.2f px, %.2f px straight)", what, r.length, want);
+            cr_expect_gt(pu_min_h(&r), (float)deck[k] - 0.5f, "%s: never off it (min %.2f m)", what,
+                         (double)pu_min_h(&r));
         }
         nm_route_result_free(&r);
     }
