@@ -128,6 +128,19 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
     }
 }
 
+/* A solid across cell c at a body's height above h: between the centres of its west and east
+ * neighbours, or of its north and south ones (the collision geometry, through the caller). */
+static bool solid_across(const zone_work *zw, uint32_t c, double h)
+{
+    const nm_bake_grid_opts *o = zw->opts;
+    if (!o || !o->gap_blocked)
+        return false;
+    const uint32_t nx = (uint32_t)zw->win.nx;
+    const double u = zw->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = zw->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, h) ||
+           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, h);
+}
+
 #define LAYER_REAL 2
 static int region_chunk(void *ctx, size_t chunk)
 {
@@ -165,6 +178,12 @@ static int region_chunk(void *ctx, size_t chunk)
                  * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
                  * (#5137). */
                 if (zw->dead[k] && n > 1) prot[l] = 1;
+                /* ... and a lone Dead span off the walkable surface (ins 0) with a solid standing
+                 * across it: the footprint of a wall thinner than the cracks CloseCracks closes,
+                 * cut from the floor (issue 12: routes through the large world's 0.4 m walls) */
+                else if (zw->dead[k] && !T->sp_ins[k] &&
+                         solid_across(zw, (uint32_t)j * (uint32_t)nx + (uint32_t)i, T->sp_h[k]))
+                    prot[l] = 1;
             }
         }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);

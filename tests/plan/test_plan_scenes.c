@@ -389,3 +389,21 @@ Test(plan_scenes, cracks_close_up_to_three_cells_the_fourth_cuts)
     expect_fail(&W, 10, 18, 38, 18, "lane with a 4-cell crack");
     pu_close(&W);
 }
+
+/* Issue 12: on the large world, routes walked through the 0.4 m walls of its buildings: a wall's
+ * footprint is a crack of one or two cells in the walkable mesh, which CloseCracks (合缝) joined as
+ * if it were a seam. A lone Dead span with a solid standing across it is now protected. */
+Test(plan_scenes, thin_walls_are_not_bridged_as_seams)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene(&W, "thin_walls", NULL, 0);
+    nm_route_result r;
+    expect_ok(&W, 10, 5, 30, 5, &r, "round wall A by its door");
+    double y = pu_y_at_x(&W, &r, 20.2);
+    cr_expect(y > 24.0 && y < 27.0, "crosses wall A in its door (y 24..27), not at y %.2f m", y);
+    nm_route_result_free(&r);
+    expect_fail(&W, 30, 5, 37.5, 5, "through wall B (0.4 m, a cell partly covered), no door");
+    expect_fail(&W, 37.5, 5, 45, 5, "through wall C (0.6 m, an empty cell), no door");
+    pu_close(&W);
+}
