@@ -33,7 +33,7 @@ typedef struct zone_work {
     nm_span_table T;
     uint32_t *rid;          /* per span */
     uint32_t nreg;
-    uint8_t *dead;          /* per span */
+    uint8_t *dead;          /* per span: 1 Dead, | DEAD_SEALED under a thin wall */
     uint8_t *sflags;        /* per span: record flags */
     uint16_t *sclr, *sclr2d;
     uint8_t *smedial;
@@ -128,6 +128,8 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
     }
 }
 
+#define DEAD_SEALED 2 /* a wall's footprint: no step to or from the span (region_chunk) */
+
 /* A solid across cell c at a body's height above h: between the centres of its west and east
  * neighbours, or of its north and south ones (the collision geometry, through the caller). */
 static bool solid_across(const zone_work *zw, uint32_t c, double h)
@@ -177,13 +179,17 @@ static int region_chunk(void *ctx, size_t chunk)
                  * faces rasterised at its foot, or a level over another). A lone Dead floor span
                  * is a seam's edge (接缝): FillHoles and CloseCracks must be able to cross it
                  * (#5137). */
-                if (zw->dead[k] && n > 1) prot[l] = 1;
-                /* ... and a lone Dead span off the walkable surface (ins 0) with a solid standing
-                 * across it: the footprint of a wall thinner than the cracks CloseCracks closes,
-                 * cut from the floor (issue 12: routes through the large world's 0.4 m walls) */
-                else if (zw->dead[k] && !T->sp_ins[k] &&
-                         solid_across(zw, (uint32_t)j * (uint32_t)nx + (uint32_t)i, T->sp_h[k]))
+                /* A Dead span off the walkable surface (ins 0) with a solid standing across it
+                 * is the footprint of a wall thinner than the cracks CloseCracks closes, cut from
+                 * the floor (issue 12: routes through the large world's 0.4 m walls): protected,
+                 * and sealed out of the span graph, for a level over it (a balcony, an upper
+                 * floor) makes the cell Core all the same. */
+                if (zw->dead[k] && !T->sp_ins[k] &&
+                    solid_across(zw, (uint32_t)j * (uint32_t)nx + (uint32_t)i, T->sp_h[k])) {
+                    zw->dead[k] |= DEAD_SEALED;
                     prot[l] = 1;
+                }
+                if (zw->dead[k] && n > 1) prot[l] = 1;
             }
         }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
@@ -320,6 +326,7 @@ static uint32_t judge_pairs(const zone_work *zw, uint32_t k, pair_fn fn, void *c
             if (zw->rid[s] != r) continue;
             bool f = nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
             bool b = nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
+            if ((zw->dead[k] | zw->dead[s]) & DEAD_SEALED) f = b = false; /* slots stay aligned */
             if (slot >= 2) over = 1;
             fn(ctx, k, s, d * 2 + (slot < 2 ? slot : 1), f, b);
             slot++;

@@ -405,5 +405,14 @@ Test(plan_scenes, thin_walls_are_not_bridged_as_seams)
     nm_route_result_free(&r);
     expect_fail(&W, 30, 5, 37.5, 5, "through wall B (0.4 m, a cell partly covered), no door");
     expect_fail(&W, 37.5, 5, 45, 5, "through wall C (0.6 m, an empty cell), no door");
+    /* under the deck the wall's footprint is Core (the deck is Walk there, one planar mask for the
+     * region): its ground span is sealed out of the span graph, so the way is over the deck */
+    nm_route_request q = pu_req(&W, 57, 15, 63, 15);
+    q.start_floor_y = 0.0f;
+    q.goal_floor_y = 0.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect(!r.ok || pu_max_h(&r) > 4.0f, "wall D under the deck: walked through at %.2f m (%.2f px)",
+              pu_max_h(&r), r.length);
+    nm_route_result_free(&r);
     pu_close(&W);
 }
