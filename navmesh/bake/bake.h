@@ -31,10 +31,17 @@ typedef void (*nm_bake_grid_progress_fn)(void *ctx, const char *step, double fra
 typedef bool (*nm_bake_drop_fn)(void *ctx, double u0, double v0, double h0, double u1, double v1,
                                 double h1);
 
+/* Solid test of the bake in zone pixels: true when the collision geometry stands between the
+ * cell centres (u0, v0) and (u1, v1) at a body's height above h m (a thin wall over a crack of
+ * the walkable mesh: CloseCracks must not join it). Called from worker threads at once:
+ * read-only on its context. */
+typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double h);
+
 typedef struct nm_bake_grid_opts {
     int workers;                     /* <= 0: machine's cores, at most 4 */
     nm_bake_drop_fn drop_blocked;    /* NULL: every drop passes the gate */
-    void *drop_ctx;
+    void *drop_ctx;                  /* also gap_blocked's context */
+    nm_bake_gap_fn gap_blocked;      /* NULL: every crack may be closed */
     nm_bake_grid_progress_fn progress;
     void *progress_ctx;
     uint32_t band_cells;             /* raster band size, cells (0 = 4 Mi); results never depend on it */

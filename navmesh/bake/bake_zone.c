@@ -33,7 +33,8 @@ typedef struct zone_work {
     nm_span_table T;
     uint32_t *rid;          /* per span */
     uint32_t nreg;
-    uint8_t *sflags;        /* per span: record flags (Dead from StampWalls, then Core / Walk) */
+    uint8_t *sflags;        /* per span: record flags (Dead from StampWalls, then Core / Walk),
+                             * SPAN_SEALED under a thin wall */
     uint16_t *sclr, *sclr2d;
     uint8_t *ssteps;
     int32_t *bbox;               /* per region: i0, j0, i1, j1 (inclusive) */
@@ -126,11 +127,27 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
     }
 }
 
+
+/* A solid across cell c at a body's height above h: between the centres of its west and east
+ * neighbours, or of its north and south ones (the collision geometry, through the caller). */
+static bool solid_across(const zone_work *zw, uint32_t c, double h)
+{
+    const nm_bake_grid_opts *o = zw->opts;
+    if (!o || !o->gap_blocked)
+        return false;
+    const uint32_t nx = (uint32_t)zw->win.nx;
+    const double u = zw->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = zw->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, h) ||
+           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, h);
+}
+
 #define LAYER_REAL 2
 /* Bit 7 of sflags (no record flag uses it): the span's ins bit until step 5 turns it into Core,
  * then the span's medial bit (one per-span column less each) */
 #define SPAN_INS 0x80
 #define SPAN_MEDIAL 0x80
+/* Bit 6: a thin wall's footprint span, no step to or from it (judge_pairs); never written out */
+#define SPAN_SEALED 0x40
 
 /* Which per-span column spans_to_column writes from a window array. */
 enum { COL_LAYER, COL_FLAGS, COL_CLR, COL_CLR2D, COL_MEDIAL };
@@ -170,9 +187,19 @@ static int column_rows(void *ctx, size_t chunk)
                      * Dead floor span is a seam's edge (接缝): FillHoles and CloseCracks must be
                      * able to cross it (#5137). */
                     if ((zw->sflags[k] & NM_GRID_DEAD) && n > 1) cj->prot[l] = 1;
+                    /* A Dead span off the walkable surface (ins 0) with a solid standing across
+                     * it is the footprint of a wall thinner than the cracks CloseCracks closes,
+                     * cut from the floor (issue 12: routes through the large world's 0.4 m
+                     * walls): protected, and sealed out of the span graph, for a level over it
+                     * (a balcony, an upper floor) makes the cell Core all the same. */
+                    if ((zw->sflags[k] & (NM_GRID_DEAD | SPAN_INS)) == NM_GRID_DEAD &&
+                        solid_across(zw, (uint32_t)j * nx + (uint32_t)i, T->sp_h[k])) {
+                        zw->sflags[k] |= SPAN_SEALED;
+                        cj->prot[l] = 1;
+                    }
                     break;
                 case COL_FLAGS:
-                    zw->sflags[k] = (uint8_t)((zw->sflags[k] & NM_GRID_DEAD) |
+                    zw->sflags[k] = (uint8_t)((zw->sflags[k] & (NM_GRID_DEAD | SPAN_SEALED)) |
                                               (a8[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
                     break;
                 case COL_CLR: zw->sclr[k] = a16[l]; break;
@@ -389,6 +416,7 @@ static void judge_pairs(const zone_work *zw, uint32_t k, int32_t i, int32_t j, p
                      nm_grid_rise_ok(T, zw->gate, i, j, dx, dy, T->sp_h[k], T->sp_h[s]);
             bool b = nm_grid_rise_gentle(T->sp_h[s], T->sp_h[k]) ||
                      nm_grid_rise_ok(T, zw->gate, ni, nj, -dx, -dy, T->sp_h[s], T->sp_h[k]);
+            if ((zw->sflags[k] | zw->sflags[s]) & SPAN_SEALED) f = b = false;
             fn(ctx, k, s, f, b);
             found = true;
         }
@@ -785,7 +813,7 @@ static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_gri
                 o->rid = zw->rid[k];
                 o->h = zw->T.sp_h[k];
                 o->clr = zw->sclr[k];
-                o->flags = (uint8_t)(zw->sflags[k] & ~SPAN_MEDIAL);
+                o->flags = (uint8_t)(zw->sflags[k] & ~(SPAN_MEDIAL | SPAN_SEALED));
                 o->steps = zw->ssteps[k];
                 if (k % SHRINK_STEP == 0 && k) {
                     zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);

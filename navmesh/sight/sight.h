@@ -205,6 +205,16 @@ bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, f
  * two spans of v->w->spans, heights the span heights. */
 bool nm_sight_vis(void *ctx, uint32_t from_span, uint32_t to_span);
 
+/* ---- plain ground: vis without walking the chord (sight_plain.c) ---------------------------- */
+/* Fills r (nx*ny bytes) with each cell's Chebyshev distance (cells, at most 255) to the nearest
+ * cell that is not plain, 0 on those: plain = on[c], one span, no step bits, one-span neighbours
+ * within 1.25 m. Errors: NM_ERR_NOMEM. */
+int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_error *err);
+/* True when the digital line between the two spans' cells keeps a plain 3 x 3 neighbourhood all
+ * along: then vis (on = the mask r was built from, steps, layers) passes the chord; false means
+ * "ask nm_sight_ok", not "blocked". */
+bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_span, uint32_t to_span);
+
 /* ---- 路线掩膜 tm (拉直的输入) --------------------------------------------------------------- */
 /* The four steps: tm = solidc; tm |= the access-path cells; tm &= the final solve's mask; every
  * cell of the cell path sets the cells of its 3x3 neighbourhood that are in the final mask.

@@ -389,3 +389,30 @@ Test(plan_scenes, cracks_close_up_to_three_cells_the_fourth_cuts)
     expect_fail(&W, 10, 18, 38, 18, "lane with a 4-cell crack");
     pu_close(&W);
 }
+
+/* Issue 12: on the large world, routes walked through the 0.4 m walls of its buildings: a wall's
+ * footprint is a crack of one or two cells in the walkable mesh, which CloseCracks (合缝) joined as
+ * if it were a seam. A lone Dead span with a solid standing across it is now protected. */
+Test(plan_scenes, thin_walls_are_not_bridged_as_seams)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene(&W, "thin_walls", NULL, 0);
+    nm_route_result r;
+    expect_ok(&W, 10, 5, 30, 5, &r, "round wall A by its door");
+    double y = pu_y_at_x(&W, &r, 20.2);
+    cr_expect(y > 24.0 && y < 27.0, "crosses wall A in its door (y 24..27), not at y %.2f m", y);
+    nm_route_result_free(&r);
+    expect_fail(&W, 30, 5, 37.5, 5, "through wall B (0.4 m, a cell partly covered), no door");
+    expect_fail(&W, 37.5, 5, 45, 5, "through wall C (0.6 m, an empty cell), no door");
+    /* under the deck the wall's footprint is Core (the deck is Walk there, one planar mask for the
+     * region): its ground span is sealed out of the span graph, so the way is over the deck */
+    nm_route_request q = pu_req(&W, 57, 15, 63, 15);
+    q.start_floor_y = 0.0f;
+    q.goal_floor_y = 0.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect(!r.ok || pu_max_h(&r) > 4.0f, "wall D under the deck: walked through at %.2f m (%.2f px)",
+              pu_max_h(&r), r.length);
+    nm_route_result_free(&r);
+    pu_close(&W);
+}

@@ -590,3 +590,58 @@ Test(sight, a_chord_with_a_nan_end_is_refused_by_every_check)
     nm_sight_blockers_free(&b);
     fx_free(&w);
 }
+
+/* ---- plain ground (sight_plain.c) ---- */
+static uint64_t plain_rng(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* The shortcut may only say "visible" where vis says so: random chords over a window with gentle
+ * slopes, cliffs, a deck over the ground, empty cells, forbidden steps and holes in the on mask. */
+Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
+{
+    enum { NX = 48, NY = 40 };
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    float fl[NX * NY];
+    fx_span extra[NX * NY];
+    size_t nextra = 0;
+    for (int j = 0; j < NY; ++j)
+        for (int i = 0; i < NX; ++i) {
+            float h = 0.05f * (float)i + (i >= 30 ? 2.0f : 0.0f) + (j >= 28 && i < 12 ? 1.4f : 0.0f);
+            fl[j * NX + i] = plain_rng(&seed) % 97 == 0 ? NAN : h;
+            if (i >= 14 && i < 20 && j >= 5 && j < 30)
+                extra[nextra++] = (fx_span){i, j, h + 6.0f}; /* a deck over the ground */
+        }
+    nm_window w;
+    fx_window(&w, NX, NY, 2.0, 3.0, fl, extra, nextra);
+    for (int k = 0; k < 40; ++k) /* forbidden steps */
+        w.stepbits[plain_rng(&seed) % (NX * NY)] = (uint8_t)(1u << (plain_rng(&seed) % 8));
+    uint8_t on[NX * NY];
+    for (int c = 0; c < NX * NY; ++c)
+        on[c] = plain_rng(&seed) % 61 != 0;
+    uint8_t r[NX * NY];
+    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    nm_sight_view vis = {&w, NULL, on, &o, true, true};
+    uint32_t fast = 0, refused = 0;
+    for (int t = 0; t < 200000; ++t) {
+        uint32_t a = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
+        uint32_t b = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
+        bool v = nm_sight_vis(&vis, a, b);
+        refused += !v;
+        if (nm_sight_plain_clear(&w, r, a, b)) {
+            fast++;
+            cr_assert(v, "shortcut passes span %u (cell %u) -> span %u (cell %u), vis refuses", a,
+                      w.spans.sp_cell[a], b, w.spans.sp_cell[b]);
+        }
+    }
+    cr_assert_gt(fast, 2000, "the shortcut is taken (%u)", fast);
+    cr_assert_gt(refused, 20000, "vis refuses many chords (%u)", refused);
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}

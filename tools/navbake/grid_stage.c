@@ -325,6 +325,17 @@ static bool drop_gate(void *ctx, double u0, double v0, double h0, double u1, dou
     return nm_occ_drop_blocked(g->scene, take, land);
 }
 
+/* The grid's thin-wall test: a body from kBumpUp (what the grid walks over: a narrow bump
+ * crosses no wall) to kFallHeight less one Recast cell height at the head (as the route audit's)
+ * above h, across the segment between the two cell centres, crosses the collision geometry. */
+static bool gap_gate(void *ctx, double u0, double v0, double u1, double v1, double h)
+{
+    const gate_ctx *g = ctx;
+    double a[3] = {(u0 - g->t[1]) / g->t[0], h, (g->t[3] - v0) / g->t[2]};
+    double b[3] = {(u1 - g->t[1]) / g->t[0], h, (g->t[3] - v1) / g->t[2]};
+    return nm_occ_curtain_crossed(g->scene, a, b, h + NM_kBumpUp, h + NM_kFallHeight - 0.1);
+}
+
 /* Peak resident memory so far, MB (Linux /proc; 0 elsewhere): shown in the progress lines. */
 static double peak_mb(void)
 {
@@ -398,7 +409,8 @@ int navbake_grid_stage(const nm_bake_opts *opts, const nm_pack *loaded, const ui
         bool gate_ok = scene && zone->t[0] != 0 && zone->t[2] != 0;
         step_times st = {.n = 0};
         nm_bake_grid_opts go = {.workers = workers, .drop_blocked = gate_ok ? drop_gate : NULL,
-                                .drop_ctx = &g, .progress = step_mark, .progress_ctx = &st};
+                                .drop_ctx = &g, .gap_blocked = gate_ok ? gap_gate : NULL,
+                                .progress = step_mark, .progress_ctx = &st};
         if (rc == NM_OK) rc = nm_bake_grid_zone_bake(zc, &go, &Z[n], err);
         nm_occ_free(scene);
         nm_zone_clean_free(zc);

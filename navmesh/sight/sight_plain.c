@@ -1,0 +1,109 @@
+/* sight_plain.c — a shortcut for the search's view vis (视线, Lazy Theta*): chords across plain
+ * ground. A cell is plain when it is on the on mask, holds one span, has no forbidden step bits
+ * and every one-span neighbour lies within kPlainDh of it. A digital line whose cells all have
+ * their 3 x 3 neighbourhood plain passes all three checks of vis (every on-mask sample's cell is
+ * within one cell of a line cell; no step bit is crossed; LayerOracle keeps the one span of each
+ * column), so the answer is the same as nm_sight_ok's without walking the chord cell by cell: the
+ * line is crossed in jumps of the Chebyshev distance to the nearest cell that is not plain. In
+ * open areas the parent of a Lazy Theta* node is hundreds of cells away, and walking every one
+ * of those chords was most of the geometry layer's time on large windows (issue 14). */
+#include "sight.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Steepest height change between plain neighbours, m: under LayerOracle's one-step bounds
+ * (-kClimb below, kStepUp + kQH above), with room for float rounding. */
+#define NM_kPlainDh 1.25
+
+int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_error *err)
+{
+    const int64_t nx = w->win.nx, ny = w->win.ny;
+    float *rows = nm_malloc(3 * (size_t)nx * sizeof *rows); /* one-span heights of j-1, j, j+1 */
+    if (!rows)
+        return nm_fail(err, NM_ERR_NOMEM, "sight: plain cells: out of memory");
+    float *hr[3] = {rows, rows + nx, rows + 2 * nx};
+    for (int64_t i = 0; i < nx; i++)
+        hr[0][i] = NAN;
+    for (int64_t j = 0; j < ny; j++) {
+        for (int64_t i = 0; i < nx; i++) { /* row j + 1 into hr[2] */
+            uint32_t f, n = j + 1 < ny ? nm_span_cell_spans(&w->spans, (uint32_t)((j + 1) * nx + i), &f) : 0;
+            hr[2][i] = n == 1 ? w->spans.sp_h[f] : NAN;
+        }
+        if (j == 0)
+            for (int64_t i = 0; i < nx; i++) {
+                uint32_t f, n = nm_span_cell_spans(&w->spans, (uint32_t)i, &f);
+                hr[1][i] = n == 1 ? w->spans.sp_h[f] : NAN;
+            }
+        for (int64_t i = 0; i < nx; i++) {
+            const size_t c = (size_t)(j * nx + i);
+            const float h = hr[1][i];
+            bool plain = on[c] && w->stepbits[c] == 0 && !isnan(h);
+            for (int dj = 0; plain && dj < 3; dj++)
+                for (int64_t a = i - 1; plain && a <= i + 1; a++)
+                    if (a >= 0 && a < nx && !isnan(hr[dj][a]) && fabsf(hr[dj][a] - h) > (float)NM_kPlainDh)
+                        plain = false;
+            r[c] = plain;
+        }
+        float *t = hr[0];
+        hr[0] = hr[1];
+        hr[1] = hr[2];
+        hr[2] = t;
+    }
+    nm_free(rows);
+    /* Chebyshev distance to the nearest cell that is not plain (outside the window counts), 255 at
+     * most: two chamfer passes with unit weights */
+    for (int64_t j = 0; j < ny; j++)
+        for (int64_t i = 0; i < nx; i++) {
+            const size_t c = (size_t)(j * nx + i);
+            if (!r[c])
+                continue;
+            unsigned m = 255;
+            if (i == 0 || j == 0 || i == nx - 1)
+                m = 0;
+            else {
+                const uint8_t *up = r + c - nx;
+                m = up[-1] < m ? up[-1] : m;
+                m = up[0] < m ? up[0] : m;
+                m = up[1] < m ? up[1] : m;
+                m = r[c - 1] < m ? r[c - 1] : m;
+            }
+            r[c] = (uint8_t)(m + 1 > 255 ? 255 : m + 1);
+        }
+    for (int64_t j = ny; j-- > 0;)
+        for (int64_t i = nx; i-- > 0;) {
+            const size_t c = (size_t)(j * nx + i);
+            if (!r[c])
+                continue;
+            unsigned m = r[c];
+            if (i == 0 || j == ny - 1 || i == nx - 1)
+                m = 1;
+            else {
+                const uint8_t *dn = r + c + nx;
+                unsigned b = dn[-1];
+                b = dn[0] < b ? dn[0] : b;
+                b = dn[1] < b ? dn[1] : b;
+                b = r[c + 1] < b ? r[c + 1] : b;
+                m = b + 1 < m ? b + 1 : m;
+            }
+            r[c] = (uint8_t)m;
+        }
+    return NM_OK;
+}
+
+bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_span, uint32_t to_span)
+{
+    const uint32_t nx = (uint32_t)w->win.nx;
+    const uint32_t a = w->spans.sp_cell[from_span], b = w->spans.sp_cell[to_span];
+    nm_sight_line l;
+    nm_sight_line_init(&l, a % nx, a / nx, b % nx, b / nx);
+    for (int64_t k = 0; k <= l.n;) {
+        int64_t x, y;
+        nm_sight_line_cell(&l, k, &x, &y);
+        const unsigned d = r[(size_t)y * nx + (size_t)x];
+        if (d < 2)
+            return false; /* near a cell that is not plain: the full check decides */
+        k += d - 1;       /* line cells k + 1 .. k + d - 2 lie within d - 2 of this one */
+    }
+    return true;
+}
