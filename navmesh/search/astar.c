@@ -209,16 +209,13 @@ static bool cell_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t c, int dx,
     return !nm_search_step_banned(s->w, c, dx, dy);
 }
 
-/* RiseOk with its common case inline: a height change in [-kClimb, kSlope * kCS] passes at the
- * article's step 3 before any look-ahead (steps 1 and 2 only refuse lower targets); the rest
- * goes to nm_grid_rise_ok. */
+/* RiseOk with its common case inline (nm_grid_rise_gentle: passes at the article's step 3 before
+ * any look-ahead); the rest goes to nm_grid_rise_ok. */
 static inline bool rise_ok(const nm_sctx *s, int32_t i, int32_t j, int dx, int dy, double ha,
                            double hb)
 {
-    const double dh = hb - ha;
-    if (dh >= -NM_kClimb && dh <= NM_kSlope * NM_kCS)
-        return true;
-    return nm_grid_rise_ok(s->t, &s->w->gate, i, j, dx, dy, ha, hb);
+    return nm_grid_rise_gentle(ha, hb) ||
+           nm_grid_rise_ok(s->t, &s->w->gate, i, j, dx, dy, ha, hb);
 }
 
 bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
