@@ -141,6 +141,22 @@ static bool solid_across(const zone_work *zw, uint32_t c, double h)
            o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, h);
 }
 
+/* A solid across the middle of edge w at a body's height above hbar (the bake's gap gate, as
+ * solid_across): a pillar or a wall standing on the lower level under a deck, which stays a wall
+ * of the region (its footprint is a hole FillHoles would close). */
+static bool edge_solid(const zone_work *zw, const nm_grid_wall *w, double hbar)
+{
+    const nm_bake_grid_opts *o = zw->opts;
+    if (!o || !o->gap_blocked)
+        return false;
+    const double mx = 0.5 * (w->x0 + w->x1), my = 0.5 * (w->y0 + w->y1);
+    const double ex = w->x1 - w->x0, ey = w->y1 - w->y0, len = sqrt(ex * ex + ey * ey);
+    if (!(len > 0))
+        return false;
+    const double nx = -ey / len * NM_kCS, ny = ex / len * NM_kCS; /* one cell across */
+    return o->gap_blocked(o->drop_ctx, mx - nx, my - ny, mx + nx, my + ny, hbar);
+}
+
 #define LAYER_REAL 2
 /* Bit 7 of sflags (no record flag uses it): the span's ins bit until step 5 turns it into Core,
  * then the span's medial bit (one per-span column less each) */
@@ -1250,7 +1266,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
              * so RiseOk (a drop above, a climb below) and LayerOracle still stop there. */
             size_t u2 = 0;
             for (size_t q = 0; q < u; q++)
-                if (!region_across_edge(&zw, W, rr[q], hbar, false) && !region_across_edge(&zw, W, rr[q], hbar, true))
+                if (!region_across_edge(&zw, W, rr[q], hbar, false) &&
+                    !(region_across_edge(&zw, W, rr[q], hbar, true) && !edge_solid(&zw, W, hbar)))
                     rr[u2++] = rr[q];
             u = u2;
             if (nk + u > cap) {

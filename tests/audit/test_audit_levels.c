@@ -53,9 +53,11 @@ static const level_case k_levels[] = {
     {"recast-dungeon", SRC_SHARED, "dungeon.obj", 1.0, "dungeon", 40, 1, 1, 0,
      "ours_longer: 1.36x Detour on a 5.8 m wide floor near (9.8, -2.5) m"},
     {"recast-undulating", SRC_SHARED, "undulating.obj", 1.0, "undulating", 20, 1, 0, 0, ""},
-    {"dotrecast-house", SRC_SHARED, "house.obj", 1.0, "house", 40, 1, 3, 0,
-     "ours_longer x3: 1.3-2x Detour across open floors 5-9.5 m wide near (1.5, -5.7) m and on the "
-     "roof, nothing in the way at body height (grid route choice; cause not found)"},
+    {"dotrecast-house", SRC_SHARED, "house.obj", 1.0, "house", 40, 1, 4, 0,
+     "ours_longer x4: 1.3-2x Detour across open floors 5-9.5 m wide near (1.5, -5.7) m and on the "
+     "roof, nothing in the way at body height (grid route choice; cause not found). 4 as on main "
+     "before the deck-cut fix: an edge under the region's upper level with a solid across it stays "
+     "a wall (edge_solid), which gives back one leg the fix had shortened"},
     {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 7, 2,
      "ours_only x6: ours crosses between the 0.3 m and 1.0-1.1 m surfaces that Recast and Detour keep "
      "apart (layer failure at (1.8, -4.2) m); solid at (-1.9, -3.9) m; ours_longer past a 1.66 m place"},

@@ -28,7 +28,10 @@
  * Renewed (merge of both bake changes, deck cut + thin walls): real leg 5 (the two changes meet
  * there), real leg 6 takes the thin-wall digest, demo leg 9 (22, 98) -> (8.375, 190): both changes
  * touch the demo pack; the route stays on the ground, 93.84 px (deck cut alone) -> 93.87 px, the
- * first corner 0.5 px further south.
+ * first corner 0.5 px further south. Renewed (issue 12, edges with a solid across them stay walls
+ * under a deck: navmesh/bake edge_solid; the large world's routes walked through the solid under
+ * its 5 m decks): demo legs 7-9 plan as before the deck-cut fix again (leg 7: 193.85 px, 13
+ * points; leg 8 off the 4 m ledge: RUN clearances 0 / 1.5 / 6.5 px; leg 9: 94.99 px, 5 points).
  *
  * When a change is meant to change plans, renew the tables with the reason in that change:
  *   NM_PLAN_DIGEST_PRINT=1 build/tests/plugin/test_plan_digest
@@ -61,9 +64,9 @@ static dleg k_demo[] = {
     {250, 290, 250, 325, NONE, 0x090AE4E1F1629E03ULL},
     {250, 325, 159, 225, 5, 0xE6E89C133FEB5664ULL},
     {159, 225, 130, 225, NONE, 0x97B04C50B8F54AA6ULL},
-    {130, 225, 19.5, 116, 4, 0x29C7198905C3057FULL},
-    {19.5, 116, 19.5, 106, NONE, 0x57858AA8597E91FDULL},
-    {22, 98, 8.375, 190, NONE, 0xBD84E6FA3169C7DAULL},
+    {130, 225, 19.5, 116, 4, 0xC89784E043689D1BULL},
+    {19.5, 116, 19.5, 106, NONE, 0x167E0BE49B9AC546ULL},
+    {22, 98, 8.375, 190, NONE, 0xB959CC2C7C371ED8ULL},
     {106, 86, 23.001, 169.999, NONE, 0x5EDF9713B9562D4DULL},
     {225.562, 266.5, 277.5, 202, NONE, 0x099C1B8F98165037ULL},
     {-500, -500, 60, 90, NONE, 0xFB3B7D6B076C8B6EULL},
