@@ -1,17 +1,19 @@
 /* test_audit_unit.c — the route audit (tools/navaudit/audit.c) on a hand-made level: each kind of
  * failure it must find (a route through a wall, over a hole, at a wrong height, an undeclared
  * drop, a climb onto a box), and the routes it must pass (on the floor, a declared drop, a step
- * onto a kerb, a narrow crack). */
+ * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "audit.h"
+#include "harness.h"
 
 /* Metres, y up. Floor y = 0 over x 0..30, z 0..10 with a hole x 12..14, z 4..6 and a 0.5 m crack
  * x 22..22.5, z 4..6; a shelf without sides x 10..12, z 10.5..11.5 at 1 m; a wall 0.2 m thick at x 20..20.2, z 7..9.5, 5 m tall; a platform x 2..6,
- * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m. Floor quads are wound so that Recast
+ * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m; a block x 2..5, z 2.5..3.8, top at
+ * 0.7 m (more than Recast's 0.5 m climb, less than kClimb). Floor quads are wound so that Recast
  * finds them walkable ((b - a) x (c - a) points up). */
 static const char *k_level =
     "g floor\n"
@@ -41,7 +43,12 @@ static const char *k_level =
     "f 41 37 40 44\nf 42 38 37 41\nf 43 39 38 42\nf 44 40 39 43\n"
     "g shelf\n"
     "v 10 1 10.5\nv 10 1 11.5\nv 12 1 11.5\nv 12 1 10.5\n" /* 45-48 */
-    "f 45 46 47 48\n";
+    "f 45 46 47 48\n"
+    "g block\n"
+    "v 2 0.7 2.5\nv 2 0.7 3.8\nv 5 0.7 3.8\nv 5 0.7 2.5\n" /* 49-52: top */
+    "f 49 50 51 52\n"
+    "v 2 0 2.5\nv 2 0 3.8\nv 5 0 3.8\nv 5 0 2.5\n"    /* 53-56: foot */
+    "f 53 49 52 56\nf 54 50 49 53\nf 55 51 50 54\nf 56 52 51 55\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -95,8 +102,9 @@ Test(audit_unit, level_geometry)
 {
     uint32_t n;
     nm_audit_walkable(g_lv, &n);
-    /* floor 5 quads, platform top, kerb top, shelf: 8 quads = 16 triangles (walls and sides are steep) */
-    cr_assert_eq(n, 16);
+    /* floor 5 quads, platform top, kerb top, shelf, block top: 9 quads = 18 triangles (walls and
+     * sides are steep) */
+    cr_assert_eq(n, 18);
     double h[4];
     cr_assert_eq(nm_audit_surfaces(g_lv, 4, 8, 0, 10, h, 4), 2); /* platform top and the floor */
     cr_assert_float_eq(h[0], 3.0, 1e-6);
@@ -236,4 +244,52 @@ Test(audit_unit, snapped_ends_are_excepted)
     r.start_snapped = false;
     cr_assert_eq(nm_audit_route_check(g_lv, &r, &g_p, &rep), NM_OK);
     cr_assert_eq(rep.kind, NM_AUDIT_OFF_SURFACE, "%s", rep.msg);
+}
+
+Test(audit_unit, a_step_down_off_a_block_passes_and_is_measured)
+{
+    /* off the 0.7 m block's north side onto the floor: a step down the article walks (up to
+     * kClimb, no declared drop), deeper than Recast's climb: the report says how deep and where */
+    const double pts[] = {3.5, 0.7, 3.1, 3.5, 0, 5.5};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_float_eq(r.max_descent, 0.7, 1e-6);
+    /* the walk leaves the top reach past its edge and crosses up to two samples of gap */
+    cr_assert(r.descent_z > 3.8 && r.descent_z < 3.8 + g_p.reach + 2 * g_p.sample + 1e-9, "z = %f", r.descent_z);
+    cr_assert_float_eq(r.descent_x, 3.5, 1e-6);
+    const double flat[] = {1, 0, 1, 10, 0, 2};
+    cr_assert_float_eq(run(flat, 2, NULL, 0).max_descent, 0.0, 1e-9);
+}
+
+Test(audit_unit, a_point_just_past_a_ledge_stands_at_its_foot)
+{
+    /* the route's point lies 0.12 m past the block's edge, within reach of its top but over the
+     * floor, and reports the floor: a grid cell whose centre is past the edge (navcat-bridges leg
+     * 7 at (1.83, -4.17) m). The walk steps down there; it used to stay on the top (reach) and
+     * report a layer failure. */
+    const double pts[] = {3.5, 0.7, 3.1, 3.5, 0, 3.92};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_float_eq(r.max_descent, 0.7, 1e-6);
+    /* over the top itself the point must still report the top */
+    const double on_top[] = {3.5, 0.7, 3.1, 3.5, 0, 3.7};
+    g_p.h_tol = 1.0; /* let the point check pass so the walk's own check speaks */
+    cr_assert_eq(run(on_top, 2, NULL, 0).kind, NM_AUDIT_LAYER);
+}
+
+Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
+{
+    /* ours walks down 0.7 m, Detour (climb 0.5 m) cannot: explained; 0.55 m is within Recast's
+     * climb plus one voxel, so Detour's partial path has another reason */
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.max_descent = 0.7;
+    cr_assert(nm_cmp_steps_down(&l, &ag));
+    l.audit.max_descent = 0.55;
+    cr_assert_not(nm_cmp_steps_down(&l, &ag));
+    l.audit.max_descent = 0.7;
+    l.ours_ok = false;
+    cr_assert_not(nm_cmp_steps_down(&l, &ag));
 }

@@ -418,6 +418,22 @@ static double point_surface(audit_state *s, const nm_audit_route *r, uint32_t i,
     return h[0];
 }
 
+/* Is there a walkable surface within tol of height h under world (x, z), within reach m? */
+static bool surface_at(const nm_audit_level *lv, double x, double z, double reach, double h, double tol)
+{
+    double near;
+    return nm_audit_surfaces(lv, x, z, reach, h, &near, 1) > 0 && fabs(near - h) <= tol;
+}
+
+/* Keeps the deepest step down the walk takes (report max_descent). */
+static void note_descent(audit_state *s, double d, double x, double z)
+{
+    if (d > s->rep->max_descent) {
+        s->rep->max_descent = d;
+        s->rep->descent_x = x, s->rep->descent_z = z;
+    }
+}
+
 /* Walks segment i -> i + 1 from surface height h0; returns false on a failure (reported). */
 static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, double h0, double h1_want)
 {
@@ -488,8 +504,16 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
             fail_at(s, NM_AUDIT_SOLID, i, u, v, hr, next, "", why);
             return false;
         }
+        note_descent(s, track - next, x, z);
         track = next;
         px = x, pz = z;
+    }
+    /* A point just past a ledge's edge (within reach of its top, not over it) reports the foot:
+     * the walk steps down there, a step the article walks up to kClimb (向下一步, no look-ahead). */
+    if (!isnan(h1_want) && h1_want < track && track - h1_want <= NM_kClimb &&
+        surface_at(s->lv, bx, bz, 0, h1_want, p->step) && !surface_at(s->lv, bx, bz, 0, track, p->step)) {
+        note_descent(s, track - h1_want, bx, bz);
+        track = h1_want;
     }
     if (!isnan(h1_want) && fabs(track - h1_want) > p->step) {
         char why[128];

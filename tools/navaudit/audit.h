@@ -92,6 +92,9 @@ typedef struct nm_audit_report {
     double h_surface;        /* the surface the walker was on / found (NAN: none) */
     uint32_t samples;        /* samples walked in all */
     uint32_t drops_checked, links_skipped;
+    /* the deepest step down the walk took without a declared drop (the article walks down up to
+     * kClimb, 垂直可达判据 向下一步; Recast's climb refuses more than its own), m, and where (world m) */
+    double max_descent, descent_x, descent_z;
     char msg[400];
 } nm_audit_report;
 

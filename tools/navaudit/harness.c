@@ -72,6 +72,11 @@ static int recast_input(const nm_obj *obj, const nm_bake_config *cfg, double sca
     return NM_OK;
 }
 
+bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent)
+{
+    return l->ours_ok && l->audit.max_descent > agent->climb + NM_CMP_kVoxelH;
+}
+
 void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap,
@@ -86,6 +91,10 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n, " (%s)", l->ours_error);
     if (n < 0 || (size_t)n >= cap) return;
     static const char *dts[] = {"complete", "partial", "no start polygon", "no goal polygon", "failed"};
+    if (l->ours_steps_down)
+        n += snprintf(buf + n, cap - (size_t)n, ", steps down %.2f m at (%.2f, %.2f) m", l->audit.max_descent,
+                      l->audit.descent_x, l->audit.descent_z);
+    if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
     if (n < 0 || (size_t)n >= cap) return;
     if (l->dt_status <= NM_DT_PARTIAL)
@@ -225,6 +234,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 goto done;
             }
             L->ours_link = L->audit.links_skipped > 0;
+            L->ours_steps_down = nm_cmp_steps_down(L, ag);
             sum->audited++;
             sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
             sum->ours_ok++;
@@ -268,7 +278,8 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             else {
                 bool layer = !isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5;
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;
-                else if ((L->ours_drops > 0 || L->ours_link) && L->audit.kind == NM_AUDIT_OK) L->cls = NM_CMP_OURS_DROP;
+                else if ((L->ours_drops > 0 || L->ours_link || L->ours_steps_down) && L->audit.kind == NM_AUDIT_OK)
+                    L->cls = NM_CMP_OURS_DROP;
                 else L->cls = NM_CMP_OURS_ONLY;
             }
         }

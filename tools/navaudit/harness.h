@@ -19,10 +19,11 @@ typedef enum nm_cmp_class {
     NM_CMP_AGREE = 0,        /* both succeed (ours within the length bound) or neither does */
     NM_CMP_NARROW,           /* explained: Detour completes, ours fails or is longer, and Detour's
                                 path passes a place narrower than our grid resolves (width_m) */
-    NM_CMP_OURS_DROP,        /* explained: ours succeeds with a drop or link, Detour does not */
+    NM_CMP_OURS_DROP,        /* explained: ours succeeds with a drop, a link or a step down over
+                                Recast's climb (nm_cmp_steps_down), Detour does not */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
     NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length */
-    NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without a drop or link, Detour does not */
+    NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
     NM_CMP_OTHER_LAYER,      /* unexplained: ours ends (or starts) on another surface than asked */
     NM_CMP_NO_POLY,          /* not compared: Detour places no polygon at an end */
     NM_CMP_CLASS_COUNT
@@ -32,6 +33,7 @@ bool nm_cmp_class_explained(nm_cmp_class c);
 
 #define NM_CMP_kLengthRatio 1.25
 #define NM_CMP_kLengthSlack 0.5   /* m added to the bound: endpoint snapping on both sides */
+#define NM_CMP_kVoxelH 0.1        /* m: Recast's cell height (navbake, the oracle) */
 
 typedef struct nm_cmp_leg {
     double s[3], g[3];        /* sampled ends, world m */
@@ -41,6 +43,7 @@ typedef struct nm_cmp_leg {
     double ours_len;          /* m */
     uint32_t ours_drops;
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
+    bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
     double ours_end_h;        /* height of ours' last point */
     nm_dt_status dt_status;
     double dt_len;            /* m */
@@ -72,6 +75,11 @@ typedef struct nm_cmp_summary {
     uint32_t dt_polys;
     double dt_build_s;
 } nm_cmp_summary;
+
+/* Does ours' route (audited) step down further than Recast's climb refuses (agent climb + one
+ * voxel) without a declared drop? The article walks down up to kClimb (垂直可达判据 向下一步:
+ * drops start beyond it), Detour climbs neither way over its climb: a drop Detour cannot express. */
+bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
 int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs, nm_cmp_summary *sum, nm_error *err);
