@@ -58,12 +58,30 @@ static const level_case k_levels[] = {
      "roof, nothing in the way at body height (grid route choice; cause not found). 4 as on main "
      "before the deck-cut fix: an edge under the region's upper level with a solid across it stays "
      "a wall (edge_solid), which gives back one leg the fix had shortened"},
-    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 7, 2,
-     "ours_only x6: ours crosses between the 0.3 m and 1.0-1.1 m surfaces that Recast and Detour keep "
-     "apart (layer failure at (1.8, -4.2) m); solid at (-1.9, -3.9) m; ours_longer past a 1.66 m place"},
-    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 5, 3,
-     "ours_only x5 where Detour stops partway (Cube 2 geometry: thin walls and floor joints); solid at "
-     "(45.8, -14.2) m and (-11.5, 9.2) m, layer at (-59.2, 36.8) m"},
+    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 5, 1,
+     "ours_only x4 (legs 9, 20, 27, 32): down or up the 1.0 m wide water ramps (platform-ramp.006 at x -3..-2, "
+     ".007 at x -6..-5, z -3.5..-2.5 m) and across the 1.0 m plank bridges: the agent (0.82 m) fits, Recast's "
+     "erosion (0.41 m on 0.205 m cells) leaves Detour no polygon there, so its paths stop at the island's edge; "
+     "ours_longer x1 (leg 1, 10.8 m for Detour's 6.9): the start lies 0.4 m off the right island's north face at "
+     "(6.6, 4.5) m and the topology layer's access chain runs to the channel's medial axis at z = 5.5 m (the "
+     "middle of the 3 m of water north of the island) and back; Detour hugs the island's corner. "
+     "Audit: solid x1 (leg 6 at (-1.9, -3.9) m): the chord from the water at (-3.2, -5.2) m onto the middle "
+     "island cuts its south-west corner, a 0.7 m face, through made-up heights: the eroded strip at the face "
+     "(the shim keeps it at rises of 0.5-3 m) is closed by the seam bridge (0.5 m between the ramp's side at 0.7 "
+     "and the water at 0.3) and Ghost cells (mean of their neighbours: 0.7, 1.0), a 3-cell ramp 0.3 -> 0.5 -> 0.7 "
+     "-> 1.0 m the search and LayerOracle accept (bake defect, not fixed). The island-to-water legs that step "
+     "down the islands' 0.7 m sides (Recast's climb refuses 0.5 m + one voxel, the article walks down to "
+     "kClimb) are ours_drop_or_link, and leg 7's old layer failure was the audit's reach at the edge"},
+    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 3, 1,
+     "ours_only x2 (legs 15, 36): both walk the 5 m wide stair at x 36.7..41.8, z -1.9..4.3 m between the 30.7 "
+     "m floor and the 34.6 m level (risers 0.48 m, treads 0.96 m; the audit walks it clean); Detour's mesh does "
+     "not join the two levels there (leg 36's path ends under the goal on the 25 m level, leg 15's on the 34.6 m "
+     "level at (20.5, 8.3) m): a Recast build matter (0.48 m risers against its 0.5 m climb in 0.1 m voxels), "
+     "not confirmed. ours_only + drop_blocked x1 (leg 5): a declared drop off a stair head at 34.1 m, "
+     "(-49.8, 31.8) -> (-49.8, 28.5) m onto the 30.7 m floor: the planner's gate passes the ledge step, "
+     "dropBlocked on the level over the route's whole take-off -> landing segment (the landing moved 4r out, "
+     "落点留余量) refuses; the stair's 34.1-34.7 m lip faces end at x = -49.92 m, 0.09 m beside the path. "
+     "Leg 19's old layer failure was the audit's reach at a 2.0 m step down the article walks (kClimb)"},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 2, 0,
      "ours_longer x2: 1.3-1.4x Detour on open floors 4.3-4.6 m wide, as recast-navtest"},
