@@ -72,16 +72,13 @@ static const level_case k_levels[] = {
      "-> 1.0 m the search and LayerOracle accept (bake defect, not fixed). The island-to-water legs that step "
      "down the islands' 0.7 m sides (Recast's climb refuses 0.5 m + one voxel, the article walks down to "
      "kClimb) are ours_drop_or_link, and leg 7's old layer failure was the audit's reach at the edge"},
-    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 3, 1,
+    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 2, 0,
      "ours_only x2 (legs 15, 36): both walk the 5 m wide stair at x 36.7..41.8, z -1.9..4.3 m between the 30.7 "
      "m floor and the 34.6 m level (risers 0.48 m, treads 0.96 m; the audit walks it clean); Detour's mesh does "
      "not join the two levels there (leg 36's path ends under the goal on the 25 m level, leg 15's on the 34.6 m "
      "level at (20.5, 8.3) m): a Recast build matter (0.48 m risers against its 0.5 m climb in 0.1 m voxels), "
-     "not confirmed. ours_only + drop_blocked x1 (leg 5): a declared drop off a stair head at 34.1 m, "
-     "(-49.8, 31.8) -> (-49.8, 28.5) m onto the 30.7 m floor: the planner's gate passes the ledge step, "
-     "dropBlocked on the level over the route's whole take-off -> landing segment (the landing moved 4r out, "
-     "落点留余量) refuses; the stair's 34.1-34.7 m lip faces end at x = -49.92 m, 0.09 m beside the path. "
-     "Leg 19's old layer failure was the audit's reach at a 2.0 m step down the article walks (kClimb)"},
+     "not confirmed. Leg 5's old drop_blocked (a drop whose take-off waypoint stands behind a 0.48 m lip, "
+     "(-49.8, 31.8) m) and leg 19's old layer failure (a 2.0 m step down the article walks) were the audit's"},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 2, 0,
      "ours_longer x2: 1.3-1.4x Detour on open floors 4.3-4.6 m wide, as recast-navtest"},

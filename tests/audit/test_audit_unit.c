@@ -13,7 +13,8 @@
 /* Metres, y up. Floor y = 0 over x 0..30, z 0..10 with a hole x 12..14, z 4..6 and a 0.5 m crack
  * x 22..22.5, z 4..6; a shelf without sides x 10..12, z 10.5..11.5 at 1 m; a wall 0.2 m thick at x 20..20.2, z 7..9.5, 5 m tall; a platform x 2..6,
  * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m; a block x 2..5, z 2.5..3.8, top at
- * 0.7 m (more than Recast's 0.5 m climb, less than kClimb). Floor quads are wound so that Recast
+ * 0.7 m (more than Recast's 0.5 m climb, less than kClimb); a stage x 14..18, z 8.6..9.8, top at
+ * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m). Floor quads are wound so that Recast
  * finds them walkable ((b - a) x (c - a) points up). */
 static const char *k_level =
     "g floor\n"
@@ -48,7 +49,15 @@ static const char *k_level =
     "v 2 0.7 2.5\nv 2 0.7 3.8\nv 5 0.7 3.8\nv 5 0.7 2.5\n" /* 49-52: top */
     "f 49 50 51 52\n"
     "v 2 0 2.5\nv 2 0 3.8\nv 5 0 3.8\nv 5 0 2.5\n"    /* 53-56: foot */
-    "f 53 49 52 56\nf 54 50 49 53\nf 55 51 50 54\nf 56 52 51 55\n";
+    "f 53 49 52 56\nf 54 50 49 53\nf 55 51 50 54\nf 56 52 51 55\n"
+    "g stage\n"
+    "v 14 2 8.6\nv 14 2 9.8\nv 17.7 2 9.8\nv 17.7 2 8.6\n" /* 57-60: top */
+    "f 57 58 59 60\n"
+    "v 17.7 2.45 8.6\nv 17.7 2.45 9.8\nv 18 2.45 9.8\nv 18 2.45 8.6\n" /* 61-64: lip top */
+    "f 61 62 63 64\n"
+    "v 14 0 8.6\nv 14 0 9.8\nv 18 0 9.8\nv 18 0 8.6\n" /* 65-68: foot */
+    "f 60 59 62 61\n"                                  /* the lip's west face */
+    "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -102,9 +111,9 @@ Test(audit_unit, level_geometry)
 {
     uint32_t n;
     nm_audit_walkable(g_lv, &n);
-    /* floor 5 quads, platform top, kerb top, shelf, block top: 9 quads = 18 triangles (walls and
-     * sides are steep) */
-    cr_assert_eq(n, 18);
+    /* floor 5 quads, platform top, kerb top, shelf, block top, stage and lip tops: 11 quads = 22
+     * triangles (walls and sides are steep) */
+    cr_assert_eq(n, 22);
     double h[4];
     cr_assert_eq(nm_audit_surfaces(g_lv, 4, 8, 0, 10, h, 4), 2); /* platform top and the floor */
     cr_assert_float_eq(h[0], 3.0, 1e-6);
@@ -185,7 +194,7 @@ Test(audit_unit, a_drop_through_the_wall_is_blocked)
     const double pts[] = {5.5, 3, 8.2, 21, 0, 8.2};
     const uint32_t drops[] = {1};
     nm_audit_report r = run(pts, 2, drops, 1);
-    cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s", r.msg);
+    cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s (%d)", r.msg, (int)r.kind);
 }
 
 Test(audit_unit, climb_onto_the_platform)
@@ -292,4 +301,22 @@ Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
     l.audit.max_descent = 0.7;
     l.ours_ok = false;
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
+}
+
+Test(audit_unit, a_drop_is_judged_at_the_ledge_not_at_the_take_off_waypoint)
+{
+    /* the take-off waypoint stands 3 m short of the stage's edge, behind its 0.45 m lip (string
+     * pulling keeps the drop's first point where the route turns): the walk steps onto the lip and
+     * falls from the ledge, as the planner's gate judges it there (sauer-pandora leg 5 at
+     * (-49.8, 31.8) m). The L-shaped fall from the waypoint's own height ran into the lip. */
+    const double pts[] = {15, 2, 9.2, 19.2, 0, 9.2};
+    const uint32_t drops[] = {1};
+    nm_audit_report r = run(pts, 2, drops, 1);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_eq(r.drops_checked, 1);
+    /* the same fall over the wall behind is still blocked, at the ledge */
+    const double over[] = {15, 2, 9.2, 21, 0, 9.2};
+    r = run(over, 2, drops, 1);
+    cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s", r.msg);
+    cr_assert(r.x > 17.7 && r.x <= 18.0, "the ledge at x = %f", r.x);
 }

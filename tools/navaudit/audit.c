@@ -434,8 +434,11 @@ static void note_descent(audit_state *s, double d, double x, double z)
     }
 }
 
-/* Walks segment i -> i + 1 from surface height h0; returns false on a failure (reported). */
-static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, double h0, double h1_want)
+/* Walks segment i -> i + 1 from surface height h0; returns false on a failure (reported).
+ * edge != NULL: the segment is a declared drop: the walk stops where its surface ends (no surface
+ * within a step: the ledge) and edge gets the last foot (world x, z and height) there. */
+static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, double h0, double h1_want,
+                         double edge[3])
 {
     const nm_audit_params *p = s->p;
     const double *a = r->xy + 2 * i, *b = a + 2;
@@ -447,6 +450,7 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
     if (ns < 1) ns = 1;
     double ha = r->heights[i], hb = r->heights[i + 1];
     double track = h0, px = ax, pz = az, gap = 0, gap_u = a[0], gap_v = a[1], lower = NAN;
+    double ex = ax, ez = az, eh = h0; /* drop: the last foot over its surface (not just within reach) */
     double hbuf[AUDIT_CAP];
     for (uint32_t k = 1; k <= ns; k++) {
         double f = (double)k / ns;
@@ -462,6 +466,10 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
             if (fabs(hbuf[c] - track) <= p->step + (gap > 0 ? NM_kSlope * nm_audit_px_per_m(s->lv) * gap : 0) &&
                 (isnan(next) || hbuf[c] > next))
                 next = hbuf[c];
+        if (isnan(next) && edge) {
+            edge[0] = ex, edge[1] = ez, edge[2] = eh;
+            return true;
+        }
         if (isnan(next)) {
             /* nothing within a step: a crack (crossed when narrow), a descent or a rise */
             if (gap == 0) {
@@ -507,6 +515,13 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
         note_descent(s, track - next, x, z);
         track = next;
         px = x, pz = z;
+        double under;
+        if (edge && nm_audit_surfaces(s->lv, x, z, 0, next, &under, 1) && fabs(under - next) <= p->step)
+            ex = x, ez = z, eh = under;
+    }
+    if (edge) {
+        edge[0] = ex, edge[1] = ez, edge[2] = eh;
+        return true;
     }
     /* A point just past a ledge's edge (within reach of its top, not over it) reports the foot:
      * the walk steps down there, a step the article walks up to kClimb (向下一步, no look-ahead). */
@@ -546,14 +561,22 @@ int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, cons
         const double *a = r->xy + 2 * i, *b = a + 2;
         double h0 = point_surface(&s, r, i, false), h1 = point_surface(&s, r, i + 1, false);
         if (is_drop(r, i + 1)) {
+            /* 台沿下落: the take-off waypoint may stand short of the ledge (string pulling, a lip
+             * to step onto first): walk on the upper level to where it ends, then the L-shaped
+             * fall from there (dropBlocked, as the planner's gate judges it at the ledge) */
             rep->drops_checked++;
-            double ta[3], lb[3];
+            double ta[3], lb[3], e[3];
             nm_audit_px_to_world(lv, a[0], a[1], &ta[0], &ta[2]);
             nm_audit_px_to_world(lv, b[0], b[1], &lb[0], &lb[2]);
             ta[1] = isnan(h0) ? r->heights[i] : h0;
             lb[1] = isnan(h1) ? r->heights[i + 1] : h1;
-            if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb))
-                fail_at(&s, NM_AUDIT_DROP_BLOCKED, i, a[0], a[1], r->heights[i], ta[1], "", "dropBlocked on the level");
+            if (!walk_segment(&s, r, i, ta[1], NAN, e)) return NM_OK;
+            ta[0] = e[0], ta[1] = e[2], ta[2] = e[1];
+            if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb)) {
+                double eu, ev;
+                nm_audit_world_to_px(lv, e[0], e[1], &eu, &ev);
+                fail_at(&s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], ta[1], "", "dropBlocked on the level");
+            }
             if (rep->kind) return NM_OK;
             continue;
         }
@@ -562,7 +585,7 @@ int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, cons
             continue;
         }
         if (isnan(h0)) continue; /* only a snapped endpoint has no surface here */
-        if (!walk_segment(&s, r, i, h0, h1)) return NM_OK;
+        if (!walk_segment(&s, r, i, h0, h1, NULL)) return NM_OK;
     }
     return NM_OK;
 }

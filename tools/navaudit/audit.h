@@ -11,8 +11,9 @@
  *     gap_max are crossed: the bake closes cracks that narrow), never meets a descent steeper than
  *     a step (an undeclared drop), arrives on the surface its last point reports, and its body
  *     (the fall gate's: body_lo .. body_hi above the foot) crosses no triangle of the level;
- *   - a declared drop (route drops) is allowed by dropBlocked on the level's own triangles; off-mesh
- *     link segments are not walked.
+ *   - a declared drop (route drops) is walked on its upper level to the ledge, and the fall from
+ *     there is allowed by dropBlocked on the level's own triangles; off-mesh link segments are not
+ *     walked.
  *
  * Units: route points in base-map px, heights and level geometry in world metres (y up). Nothing
  * here prints or exits. */
