@@ -58,27 +58,26 @@ static const level_case k_levels[] = {
      "roof, nothing in the way at body height (grid route choice; cause not found). 4 as on main "
      "before the deck-cut fix: an edge under the region's upper level with a solid across it stays "
      "a wall (edge_solid), which gives back one leg the fix had shortened"},
-    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 5, 1,
-     "ours_only x4 (legs 9, 20, 27, 32): down or up the 1.0 m wide water ramps (platform-ramp.006 at x -3..-2, "
-     ".007 at x -6..-5, z -3.5..-2.5 m) and across the 1.0 m plank bridges: the agent (0.82 m) fits, Recast's "
-     "erosion (0.41 m on 0.205 m cells) leaves Detour no polygon there, so its paths stop at the island's edge; "
+    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 2, 1,
      "ours_longer x1 (leg 1, 10.8 m for Detour's 6.9): the start lies 0.4 m off the right island's north face at "
      "(6.6, 4.5) m and the topology layer's access chain runs to the channel's medial axis at z = 5.5 m (the "
      "middle of the 3 m of water north of the island) and back; Detour hugs the island's corner. "
-     "Audit: solid x1 (leg 6 at (-1.9, -3.9) m): the chord from the water at (-3.2, -5.2) m onto the middle "
-     "island cuts its south-west corner, a 0.7 m face, through made-up heights: the eroded strip at the face "
-     "(the shim keeps it at rises of 0.5-3 m) is closed by the seam bridge (0.5 m between the ramp's side at 0.7 "
-     "and the water at 0.3) and Ghost cells (mean of their neighbours: 0.7, 1.0), a 3-cell ramp 0.3 -> 0.5 -> 0.7 "
-     "-> 1.0 m the search and LayerOracle accept (bake defect, not fixed). The island-to-water legs that step "
-     "down the islands' 0.7 m sides (Recast's climb refuses 0.5 m + one voxel, the article walks down to "
-     "kClimb) are ours_drop_or_link, and leg 7's old layer failure was the audit's reach at the edge"},
-    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 2, 0,
-     "ours_only x2 (legs 15, 36): both walk the 5 m wide stair at x 36.7..41.8, z -1.9..4.3 m between the 30.7 "
-     "m floor and the 34.6 m level (risers 0.48 m, treads 0.96 m; the audit walks it clean); Detour's mesh does "
-     "not join the two levels there (leg 36's path ends under the goal on the 25 m level, leg 15's on the 34.6 m "
-     "level at (20.5, 8.3) m): a Recast build matter (0.48 m risers against its 0.5 m climb in 0.1 m voxels), "
-     "not confirmed. Leg 5's old drop_blocked (a drop whose take-off waypoint stands behind a 0.48 m lip, "
-     "(-49.8, 31.8) m) and leg 19's old layer failure (a 2.0 m step down the article walks) were the audit's"},
+     "ours_only x1 (leg 20): climbs 0.58 m from the left island (1.0 m) onto the steep grass block's edge at "
+     "(-6.8, -2.5) m, more than the agent's 0.5 m (the audit's step, 0.675 m, lets it through). "
+     "Audit solid x1 (leg 6 at (-1.9, -3.9) m): the chord from the water at (-3.2, -5.2) m onto the middle "
+     "island cuts its south-west corner, a 0.7 m face. Both are one bake defect class: the shim keeps Recast's "
+     "eroded strip at rises of 0.5-3 m, the grid closes the 2-3 cell gap with made-up heights (seam bridge "
+     "0.5 m between the ramp's side at 0.7 and the water at 0.3, Ghost means 0.7 and 1.0 m), a ramp RiseOk "
+     "and LayerOracle accept (not fixed: navmesh/bake/README.md). Explained now: 5 legs step down 0.58-0.7 m "
+     "(island sides, the grass block's edge; Detour's 0.5 m climb refuses), and leg 7's old layer failure "
+     "was the audit's reach at the edge"},
+    {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 3, 0,
+     "ours_only x3 (legs 15, 19, 36): each climbs 0.60 m onto a 0.48 m wide sill (34.68 m) from the 34.08 m "
+     "floor at (29.6, 11.5) or (20.3, 11.5) m, more than the agent's 0.5 m (the audit's step, 0.675 m, lets it "
+     "through); Detour stops there. The bake defect class of navcat-bridges: the sill's top is eroded, the "
+     "strip at the 0.6 m rise kept, and the grid closes the 2.8-cell gap with Ghost heights 34.08 -> 34.31 -> "
+     "34.56 m. Leg 5's old drop_blocked (a drop whose take-off waypoint stands behind a 0.48 m lip, "
+     "(-49.8, 31.8) m) was the audit's; legs 5 and 34 are declared drops (explained)"},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 2, 0,
      "ours_longer x2: 1.3-1.4x Detour on open floors 4.3-4.6 m wide, as recast-navtest"},

@@ -288,8 +288,9 @@ Test(audit_unit, a_point_just_past_a_ledge_stands_at_its_foot)
 
 Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
 {
-    /* ours walks down 0.7 m, Detour (climb 0.5 m) cannot: explained; 0.55 m is within Recast's
-     * climb plus one voxel, so Detour's partial path has another reason */
+    /* ours walks down 0.7 m, Detour (climb 0.5 m, in 0.1 m voxels) cannot: explained, also just
+     * over the climb; within the climb, or with a rise over the climb elsewhere on the route (which
+     * the agent does not climb either), Detour's partial path has another reason */
     nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
     nm_cmp_leg l;
     memset(&l, 0, sizeof l);
@@ -297,10 +298,26 @@ Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
     l.audit.max_descent = 0.7;
     cr_assert(nm_cmp_steps_down(&l, &ag));
     l.audit.max_descent = 0.55;
+    cr_assert(nm_cmp_steps_down(&l, &ag));
+    l.audit.max_descent = 0.45;
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
     l.audit.max_descent = 0.7;
+    l.audit.max_ascent = 0.6;
+    cr_assert_not(nm_cmp_steps_down(&l, &ag));
+    l.audit.max_ascent = 0.3;
     l.ours_ok = false;
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
+}
+
+Test(audit_unit, the_highest_step_up_is_measured)
+{
+    /* up onto the 0.3 m kerb: a step the audit passes, measured where it is taken */
+    const double pts[] = {23, 0, 2, 28, 0, 2};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_float_eq(r.max_ascent, 0.3, 1e-6);
+    cr_assert(r.ascent_x > 25.0 - g_p.reach - g_p.sample && r.ascent_x <= 25.0, "x = %f", r.ascent_x);
+    cr_assert_float_eq(r.max_descent, 0.3, 1e-6); /* and off its far side */
 }
 
 Test(audit_unit, a_drop_is_judged_at_the_ledge_not_at_the_take_off_waypoint)

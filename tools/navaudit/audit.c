@@ -425,12 +425,16 @@ static bool surface_at(const nm_audit_level *lv, double x, double z, double reac
     return nm_audit_surfaces(lv, x, z, reach, h, &near, 1) > 0 && fabs(near - h) <= tol;
 }
 
-/* Keeps the deepest step down the walk takes (report max_descent). */
+/* Keeps the deepest step down and the highest step up the walk takes (d = fall, < 0: a rise). */
 static void note_descent(audit_state *s, double d, double x, double z)
 {
     if (d > s->rep->max_descent) {
         s->rep->max_descent = d;
         s->rep->descent_x = x, s->rep->descent_z = z;
+    }
+    if (-d > s->rep->max_ascent) {
+        s->rep->max_ascent = -d;
+        s->rep->ascent_x = x, s->rep->ascent_z = z;
     }
 }
 

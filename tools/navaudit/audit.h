@@ -96,6 +96,9 @@ typedef struct nm_audit_report {
     /* the deepest step down the walk took without a declared drop (the article walks down up to
      * kClimb, 垂直可达判据 向下一步; Recast's climb refuses more than its own), m, and where (world m) */
     double max_descent, descent_x, descent_z;
+    /* the highest step up it took, m, and where: a step the audit passes (within `step`, which
+     * allows for Recast's voxels) may still be more than the agent climbs */
+    double max_ascent, ascent_x, ascent_z;
     char msg[400];
 } nm_audit_report;
 

@@ -74,7 +74,7 @@ static int recast_input(const nm_obj *obj, const nm_bake_config *cfg, double sca
 
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent)
 {
-    return l->ours_ok && l->audit.max_descent > agent->climb + NM_CMP_kVoxelH;
+    return l->ours_ok && l->audit.max_descent > agent->climb && l->audit.max_ascent <= agent->climb;
 }
 
 void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
@@ -94,6 +94,10 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
     if (l->ours_steps_down)
         n += snprintf(buf + n, cap - (size_t)n, ", steps down %.2f m at (%.2f, %.2f) m", l->audit.max_descent,
                       l->audit.descent_x, l->audit.descent_z);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_climbs)
+        n += snprintf(buf + n, cap - (size_t)n, ", climbs %.2f m at (%.2f, %.2f) m", l->audit.max_ascent,
+                      l->audit.ascent_x, l->audit.ascent_z);
     if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
     if (n < 0 || (size_t)n >= cap) return;
@@ -235,6 +239,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             }
             L->ours_link = L->audit.links_skipped > 0;
             L->ours_steps_down = nm_cmp_steps_down(L, ag);
+            L->ours_climbs = L->audit.max_ascent > ag->climb;
             sum->audited++;
             sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
             sum->ours_ok++;

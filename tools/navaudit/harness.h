@@ -33,7 +33,6 @@ bool nm_cmp_class_explained(nm_cmp_class c);
 
 #define NM_CMP_kLengthRatio 1.25
 #define NM_CMP_kLengthSlack 0.5   /* m added to the bound: endpoint snapping on both sides */
-#define NM_CMP_kVoxelH 0.1        /* m: Recast's cell height (navbake, the oracle) */
 
 typedef struct nm_cmp_leg {
     double s[3], g[3];        /* sampled ends, world m */
@@ -44,6 +43,7 @@ typedef struct nm_cmp_leg {
     uint32_t ours_drops;
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
     bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
+    bool ours_climbs;         /* steps up more than the agent climbs (within the audit's step) */
     double ours_end_h;        /* height of ours' last point */
     nm_dt_status dt_status;
     double dt_len;            /* m */
@@ -76,9 +76,10 @@ typedef struct nm_cmp_summary {
     double dt_build_s;
 } nm_cmp_summary;
 
-/* Does ours' route (audited) step down further than Recast's climb refuses (agent climb + one
- * voxel) without a declared drop? The article walks down up to kClimb (垂直可达判据 向下一步:
- * drops start beyond it), Detour climbs neither way over its climb: a drop Detour cannot express. */
+/* Does ours' route (audited) step down further than the agent's climb without a declared drop,
+ * and nowhere up further than it? The article walks down up to kClimb (垂直可达判据 向下一步:
+ * drops start beyond it); Detour climbs neither way over its climb (in 0.1 m voxels, so a step
+ * just over it may already be refused): a drop Detour cannot express. */
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
