@@ -24,7 +24,7 @@ typedef enum nm_cmp_class {
                                 our grid is within it (nm_cmp_channel_longer): the two-stage
                                 search kept to its topology channel (base_len) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
-    NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length */
+    NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without a drop or link, Detour does not */
     NM_CMP_OTHER_LAYER,      /* unexplained: ours ends (or starts) on another surface than asked */
     NM_CMP_NO_POLY,          /* not compared: Detour places no polygon at an end */
