@@ -171,7 +171,8 @@ static inline bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
 int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *samples, nm_error *err);
 /* The same with a gate the bake adds (not the article's): gate(ctx, a, h_a, b, h_b) is asked about
  * the chosen pair (cells a and b of `pre`'s window, heights m) and returns true to leave the gap
- * unbridged. NULL gate = nm_grid_append_seam_bridge. Called from the caller's thread only. */
+ * unbridged (asked in both of the operator's rounds: it must answer the same). NULL gate =
+ * nm_grid_append_seam_bridge. Called from the caller's thread only. */
 typedef bool (*nm_grid_bridge_gate)(void *ctx, uint32_t a, double h_a, uint32_t b, double h_b);
 int nm_grid_append_seam_bridge_gated(const nm_span_table *pre, nm_grid_samples *samples,
                                      nm_grid_bridge_gate gate, void *gate_ctx, nm_error *err);
