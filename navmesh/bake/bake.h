@@ -31,11 +31,11 @@ typedef void (*nm_bake_grid_progress_fn)(void *ctx, const char *step, double fra
 typedef bool (*nm_bake_drop_fn)(void *ctx, double u0, double v0, double h0, double u1, double v1,
                                 double h1);
 
-/* Solid test of the bake in zone pixels: true when the collision geometry stands between the
- * cell centres (u0, v0) and (u1, v1) at a body's height above h m (a thin wall over a crack of
- * the walkable mesh: CloseCracks must not join it). Called from worker threads at once:
- * read-only on its context. */
-typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double h);
+/* Solid test of the bake in zone pixels: true when the collision geometry crosses the vertical
+ * curtain between the cell centres (u0, v0) and (u1, v1) from height lo to hi m (a thin wall over
+ * a crack of the walkable mesh: CloseCracks must not join it; a rise's face: the seam bridge must
+ * not). Called from worker threads at once: read-only on its context. */
+typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi);
 
 typedef struct nm_bake_grid_opts {
     int workers;                     /* <= 0: machine's cores, at most 4 */

@@ -137,8 +137,9 @@ static bool solid_across(const zone_work *zw, uint32_t c, double h)
         return false;
     const uint32_t nx = (uint32_t)zw->win.nx;
     const double u = zw->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = zw->win.y0 + ((c / nx) + 0.5) * NM_kCS;
-    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, h) ||
-           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, h);
+    const double lo = h + NM_kBumpUp, hi = h + NM_kFallHeight - 0.1;
+    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, lo, hi) ||
+           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, lo, hi);
 }
 
 /* A solid across the middle of edge w at a body's height above hbar (the bake's gap gate, as
@@ -154,7 +155,8 @@ static bool edge_solid(const zone_work *zw, const nm_grid_wall *w, double hbar)
     if (!(len > 0))
         return false;
     const double nx = -ey / len * NM_kCS, ny = ex / len * NM_kCS; /* one cell across */
-    return o->gap_blocked(o->drop_ctx, mx - nx, my - ny, mx + nx, my + ny, hbar);
+    return o->gap_blocked(o->drop_ctx, mx - nx, my - ny, mx + nx, my + ny, hbar + NM_kBumpUp,
+                          hbar + NM_kFallHeight - 0.1);
 }
 
 #define LAYER_REAL 2
@@ -939,11 +941,36 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
 typedef struct band_ctx {
     const nm_grid_window *win;
     const nm_grid_mesh *mesh;
+    const nm_bake_grid_opts *opts;
     const uint32_t *bstart, *blist; /* triangles per band (CSR) */
     int32_t rows, first;            /* own rows per band; first band of the running group */
     nm_span_table *bt;              /* per slot of the group: the band window's spans */
     nm_error *errs;                 /* per slot */
 } band_ctx;
+
+/* The seam bridge's gate (AppendSeamBridge's pair across a one-cell gap): a pair more than a step
+ * apart with a solid standing between the two cell centres, from the fall gate's body foot over
+ * the lower one (kFallClimb) to one Recast cell height under the higher one (its own surface is
+ * no riser), is the two sides of a rise, not a seam between two meshes: a box's top and the floor
+ * round it, which the Recast path keeps apart (its eroded strip at rises it does not climb) but
+ * rasterises one cell apart on a diagonal edge (issue 12: recast-navtest's route walked off a
+ * 2.84 m box over the bridge and its Ghost cells, through a second box's corner). */
+typedef struct riser_ctx {
+    const nm_bake_grid_opts *opts;
+    const nm_grid_window *win;
+} riser_ctx;
+
+static bool riser_between(void *ctx, uint32_t a, double ha, uint32_t b, double hb)
+{
+    const riser_ctx *r = ctx;
+    if (fabs(ha - hb) <= NM_kStepUp)
+        return false;
+    const uint32_t nx = (uint32_t)r->win->nx;
+    const double ua = r->win->x0 + ((a % nx) + 0.5) * NM_kCS, va = r->win->y0 + ((a / nx) + 0.5) * NM_kCS;
+    const double ub = r->win->x0 + ((b % nx) + 0.5) * NM_kCS, vb = r->win->y0 + ((b / nx) + 0.5) * NM_kCS;
+    return r->opts->gap_blocked(r->opts->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb,
+                                fmax(ha, hb) - 0.1);
+}
 
 /* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window. */
 static int band_chunk(void *ctx, size_t slot)
@@ -968,7 +995,9 @@ static int band_chunk(void *ctx, size_t slot)
     memset(&pre, 0, sizeof pre);
     int rc = nm_grid_rasterize(&bw, &sub, &S, err);
     if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
-    if (rc == NM_OK) rc = nm_grid_append_seam_bridge(&pre, &S, err);
+    riser_ctx rg = {c->opts, &bw};
+    bool gated = c->opts && c->opts->gap_blocked;
+    if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &S, gated ? riser_between : NULL, &rg, err);
     nm_span_table_free(&pre);
     if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
     nm_grid_samples_free(&S);
@@ -1034,7 +1063,7 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     {
         /* up to `workers` bands at once; their own rows are appended in band order */
         int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
-        band_ctx bc = {win, mesh, bstart, blist, rows, 0, NULL, NULL};
+        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL};
         bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
         bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
         if (!bc.bt || !bc.errs) {

@@ -169,6 +169,13 @@ static inline bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
  * both judge occupancy on `pre` only (the table built before bridging), so bridged samples never
  * enable further bridges. Rebuild spans from the samples afterwards. Errors: NM_ERR_NOMEM. */
 int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *samples, nm_error *err);
+/* The same with a gate the bake adds (not the article's): gate(ctx, a, h_a, b, h_b) is asked about
+ * the chosen pair (cells a and b of `pre`'s window, heights m) and returns true to leave the gap
+ * unbridged (asked in both of the operator's rounds: it must answer the same). NULL gate =
+ * nm_grid_append_seam_bridge. Called from the caller's thread only. */
+typedef bool (*nm_grid_bridge_gate)(void *ctx, uint32_t a, double h_a, uint32_t b, double h_b);
+int nm_grid_append_seam_bridge_gated(const nm_span_table *pre, nm_grid_samples *samples,
+                                     nm_grid_bridge_gate gate, void *gate_ctx, nm_error *err);
 
 /* ---- regions (类号) ------------------------------------------------------------------------- */
 /* LabelRegions: union-find over spans; the spans of cell c and of its +x and +y neighbours are

@@ -221,8 +221,10 @@ int nm_grid_rasterize(const nm_grid_window *win, const nm_grid_mesh *mesh, nm_gr
 /* ---- AppendSeamBridge ----------------------------------------------------------------------- */
 
 /* Best pair across the gap between cells a and b (both occupied in pre): smallest |dh|, first
- * found on ties. Returns false when the best pair differs by more than kClimb. */
-static bool bridge_height(const nm_span_table *pre, uint32_t a, uint32_t b, float *h)
+ * found on ties. Returns false when the best pair differs by more than kClimb, or when the gate
+ * refuses it. */
+static bool bridge_height(const nm_span_table *pre, uint32_t a, uint32_t b, nm_grid_bridge_gate gate,
+                          void *gate_ctx, float *h)
 {
     uint32_t fa, fb;
     uint32_t na = nm_span_cell_spans(pre, a, &fa), nb = nm_span_cell_spans(pre, b, &fb);
@@ -238,6 +240,8 @@ static bool bridge_height(const nm_span_table *pre, uint32_t a, uint32_t b, floa
         }
     if (!(best <= NM_kClimb))
         return false;
+    if (gate && gate(gate_ctx, a, ha, b, hb))
+        return false;
     *h = (float)((ha + hb) / 2.0);
     return true;
 }
@@ -248,6 +252,12 @@ static bool occupied(const nm_span_table *t, uint32_t c)
 }
 
 int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *samples, nm_error *err)
+{
+    return nm_grid_append_seam_bridge_gated(pre, samples, NULL, NULL, err);
+}
+
+int nm_grid_append_seam_bridge_gated(const nm_span_table *pre, nm_grid_samples *samples,
+                                     nm_grid_bridge_gate gate, void *gate_ctx, nm_error *err)
 {
     if (!pre || !samples)
         return nm_fail(err, NM_ERR_ARG, "AppendSeamBridge: missing table or samples");
@@ -269,7 +279,7 @@ int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *sample
                     uint32_t a = c - (uint32_t)(dy * nx + dx), b = c + (uint32_t)(dy * nx + dx);
                     float h;
                     if (occupied(pre, c) || !occupied(pre, a) || !occupied(pre, b) ||
-                        !bridge_height(pre, a, b, &h))
+                        !bridge_height(pre, a, b, gate, gate_ctx, &h))
                         continue;
                     if (round == 0) {
                         count++;

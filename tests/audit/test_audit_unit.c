@@ -1,7 +1,8 @@
 /* test_audit_unit.c — the route audit (tools/navaudit/audit.c) on a hand-made level: each kind of
  * failure it must find (a route through a wall, over a hole, at a wrong height, an undeclared
  * drop, a climb onto a box), and the routes it must pass (on the floor, a declared drop, a step
- * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks). */
+ * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks); and the
+ * comparison's channel_longer class (harness.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -336,4 +337,25 @@ Test(audit_unit, a_drop_is_judged_at_the_ledge_not_at_the_take_off_waypoint)
     r = run(over, 2, drops, 1);
     cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s", r.msg);
     cr_assert(r.x > 17.7 && r.x <= 18.0, "the ledge at x = %f", r.x);
+}
+
+/* channel_longer (harness.h): ours over the bound is explained by the two-stage search only when
+ * the baseline on our grid is within the bound and the detour stays within the topology price's
+ * ratio. Figures of recast-navtest leg 16 (seed 1) and of the demo town's deck cut (issue 12). */
+Test(cmp_classes, channel_longer_needs_a_short_baseline_and_a_bounded_detour)
+{
+    /* Detour 26.74 m, our baseline 27.63 m, ours 39.55 m along the channel: explained */
+    cr_assert(nm_cmp_channel_longer(39.55, 27.63, 26.74));
+    /* within the bound (1.25 x 26.74 + 0.5 = 33.9 m): not longer at all */
+    cr_assert_not(nm_cmp_channel_longer(33.0, 27.63, 26.74));
+    /* the grid's own shortest way is over the bound: a grid defect, not the search's choice */
+    cr_assert_not(nm_cmp_channel_longer(39.55, 34.5, 26.74));
+    /* a broken channel (a deck cut by a kept wall: 3 m along the deck, 168 m round the town) */
+    cr_assert_not(nm_cmp_channel_longer(168.0, 3.0, 2.9));
+    /* the limit: 4 x the baseline */
+    cr_assert(nm_cmp_channel_longer(12.0, 3.0, 2.9));
+    cr_assert_not(nm_cmp_channel_longer(12.01, 3.0, 2.9));
+    cr_assert(nm_cmp_class_explained(NM_CMP_CHANNEL_LONGER));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_CHANNEL_LONGER), "channel_longer");
+    cr_assert_not(nm_cmp_class_explained(NM_CMP_OURS_LONGER));
 }

@@ -295,3 +295,42 @@ Test(seam_bridge, the_closest_pair_across_the_gap_is_bridged)
     nm_span_table_free(&post);
     nm_grid_samples_free(&s);
 }
+
+/* The bake's gate (a rise's face between the pair: navmesh/bake riser_between) is asked about the
+ * chosen pair only, with its cells and heights; refusing it leaves the gap, and the other rows are
+ * bridged as before. */
+typedef struct gate_log {
+    int calls;
+    uint32_t a, b;
+    double ha, hb;
+} gate_log;
+
+static bool refuse_row_0(void *ctx, uint32_t a, double ha, uint32_t b, double hb)
+{
+    gate_log *g = ctx;
+    g->calls++;
+    if (a / 3 != 0) return false;
+    g->a = a, g->b = b, g->ha = ha, g->hb = hb;
+    return true;
+}
+
+Test(seam_bridge, a_refusing_gate_leaves_its_gap_unbridged)
+{
+    span_def d[] = {{0, 0, 0.0}, {0, 0, 5.0}, {2, 0, 4.6}, {2, 0, 9.0}, {0, 1, 0.0}, {2, 1, 1.2}};
+    nm_span_table pre;
+    table_from_defs(&pre, 3, 2, d, 6);
+    nm_grid_samples s = {0};
+    nm_error err = {0};
+    gate_log g = {0};
+    cr_assert_eq(nm_grid_append_seam_bridge_gated(&pre, &s, refuse_row_0, &g, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(g.calls, 4, "each bridgeable gap, in both rounds (count, then append)");
+    cr_assert_eq(g.a, 0);
+    cr_assert_eq(g.b, 2);
+    cr_assert_float_eq(g.ha, 5.0, 1e-6, "the closest pair (5.0, 4.6) is the one asked about");
+    cr_assert_float_eq(g.hb, 4.6, 1e-6);
+    cr_assert_eq(s.n, 1, "row 0 refused, row 1 bridged");
+    cr_assert_eq(s.cell[0], 4);
+    cr_assert_float_eq(s.h[0], 0.6f, 1e-6);
+    nm_span_table_free(&pre);
+    nm_grid_samples_free(&s);
+}

@@ -254,3 +254,35 @@ Test(plan_recast, no_route_through_solids)
     }
     pu_close(&W);
 }
+
+/* Four boxes 1.0-2.5 m over a floor (walkable tops), placed 0, 3/8, 4/8 and 5/8 of a cell off the
+ * lattice: Recast refuses the 2.5 m rise both ways and it is within kClimb (no ledge drop), so no
+ * route leads off a top or onto it. Before the seam bridge's riser gate, the boxes off the lattice
+ * were walked off straight (6 px) over a one-cell seam bridge across Recast's eroded strip and
+ * the Ghost cells round it (recast-navtest's audit failure, navmesh/bake/README.md "A low rise
+ * joined by the seam bridge"). */
+Test(plan_recast, low_platforms_are_not_walked_off)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "low_platforms", 0);
+    nm_route_result r;
+    const double x0[4] = {5, 20.125, 35.1667, 50.2083}, y0[4] = {10, 10.125, 10.1667, 10.2083};
+    const double dx[4] = {0, 0, -8, 8}, dy[4] = {-8, 8, 0, 0};
+    for (int k = 0; k < 4; k++)
+        for (int d = 0; d < 4; d++) {
+            double cx = x0[k] + 4, cy = y0[k] + 4;
+            for (int up = 0; up < 2; up++) {
+                char what[96];
+                snprintf(what, sizeof what, "box %d %s the floor at (%+.0f, %+.0f) m", k, up ? "onto, from" : "off, to",
+                         dx[d], dy[d]);
+                nm_route_request q = up ? pu_req(&W, cx + dx[d], cy + dy[d], cx, cy) : pu_req(&W, cx, cy, cx + dx[d], cy + dy[d]);
+                q.start_deck_y = up ? 0.0f : 2.5f;
+                q.goal_deck_y = up ? 2.5f : 0.0f;
+                pu_plan_q(&W, &q, &r);
+                cr_expect(!r.ok, "%s: no route (got %.2f px, %u drops)", what, r.length, r.ndrops);
+                nm_route_result_free(&r);
+            }
+        }
+    pu_close(&W);
+}

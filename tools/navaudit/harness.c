@@ -8,14 +8,22 @@
 
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
-    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",      "ours_drop_or_link", "ours_fails",
-                                                "ours_longer", "ours_only",  "other_layer",       "no_poly"};
+    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",    "ours_drop_or_link", "channel_longer",
+                                                "ours_fails", "ours_longer", "ours_only",       "other_layer",
+                                                "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
-    return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_NO_POLY;
+    return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
+           c == NM_CMP_NO_POLY;
+}
+
+bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len)
+{
+    double bound = NM_CMP_kLengthRatio * dt_len + NM_CMP_kLengthSlack;
+    return ours_len > bound && base_len <= bound && ours_len <= NM_CMP_kChannelDetour * base_len;
 }
 
 static bool match_any(char **pats, uint32_t n, const char *name)
@@ -85,8 +93,8 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
                      l->gu, l->gv, l->ours_ok ? "ok" : "failed");
     if (n < 0 || (size_t)n >= cap) return;
     if (l->ours_ok)
-        n += snprintf(buf + n, cap - (size_t)n, " %.2f m (%u drops%s, ends at %.2f m)", l->ours_len, l->ours_drops,
-                      l->ours_link ? ", link" : "", l->ours_end_h);
+        n += snprintf(buf + n, cap - (size_t)n, " %.2f m (baseline %.2f m, %u drops%s, ends at %.2f m)", l->ours_len,
+                      l->base_len, l->ours_drops, l->ours_link ? ", link" : "", l->ours_end_h);
     else
         n += snprintf(buf + n, cap - (size_t)n, " (%s)", l->ours_error);
     if (n < 0 || (size_t)n >= cap) return;
@@ -228,6 +236,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
         L->ours_ok = r.ok;
         if (!r.ok) snprintf(L->ours_error, sizeof L->ours_error, "%s", r.error);
         L->ours_len = r.length / ppm;
+        L->base_len = r.base_cost * NM_kCS / ppm;
         L->ours_drops = r.ndrops;
         L->ours_end_h = r.ok && r.heights && r.npoints ? r.heights[r.npoints - 1] : NAN;
         if (r.ok) {
@@ -276,7 +285,9 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 /* our grid needs the eroded corridor (Detour's mesh, w wide) to hold a chain of
                  * cell centres: two cells across */
                 if (w >= 0 && w < 2.0 * cell_m) L->cls = NM_CMP_NARROW;
-                else L->cls = L->ours_ok ? NM_CMP_OURS_LONGER : NM_CMP_OURS_FAILS;
+                else if (!L->ours_ok) L->cls = NM_CMP_OURS_FAILS;
+                else L->cls = nm_cmp_channel_longer(L->ours_len, L->base_len, dp.length) ? NM_CMP_CHANNEL_LONGER
+                                                                                       : NM_CMP_OURS_LONGER;
             }
         } else { /* partial */
             if (!L->ours_ok) L->cls = NM_CMP_AGREE;

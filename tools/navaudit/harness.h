@@ -21,8 +21,11 @@ typedef enum nm_cmp_class {
                                 path passes a place narrower than our grid resolves (width_m) */
     NM_CMP_OURS_DROP,        /* explained: ours succeeds with a drop, a link or a step down over
                                 Recast's climb (nm_cmp_steps_down), Detour does not */
+    NM_CMP_CHANNEL_LONGER,   /* explained: ours over the length bound, but the article's baseline on
+                                our grid is within it (nm_cmp_channel_longer): the two-stage
+                                search kept to its topology channel (base_len) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
-    NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length */
+    NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
     NM_CMP_OTHER_LAYER,      /* unexplained: ours ends (or starts) on another surface than asked */
     NM_CMP_NO_POLY,          /* not compared: Detour places no polygon at an end */
@@ -33,6 +36,17 @@ bool nm_cmp_class_explained(nm_cmp_class c);
 
 #define NM_CMP_kLengthRatio 1.25
 #define NM_CMP_kLengthSlack 0.5   /* m added to the bound: endpoint snapping on both sides */
+/* The most a channel detour may lengthen the baseline and still count as one: the topology
+ * layer's price bounds (kClrWide / kClrNarrow = 4, 两段搜索 拓扑层: a route all in narrow places
+ * costs at most 4 times its length, so the layer takes wider ways up to 4 times as long). A broken
+ * channel (a deck cut by a wrongly kept wall: 3 m -> 168 m) goes far beyond it. */
+#define NM_CMP_kChannelDetour 4.0
+
+/* Is ours' extra length the two-stage search's (两段搜索) and not the grid's? True when ours is over
+ * the bound (kLengthRatio x Detour + kLengthSlack), the baseline's length on our grid (the
+ * article's first solve: shortest by length under the same reachability rules, unit price, the
+ * whole window) is within it, and ours is at most kChannelDetour x the baseline. Lengths in m. */
+bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len);
 
 typedef struct nm_cmp_leg {
     double s[3], g[3];        /* sampled ends, world m */
@@ -40,6 +54,7 @@ typedef struct nm_cmp_leg {
     bool ours_ok;
     char ours_error[512];
     double ours_len;          /* m */
+    double base_len;          /* m: the baseline's length on our grid, anchor to anchor (base_cost) */
     uint32_t ours_drops;
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
     bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
