@@ -1649,7 +1649,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->window_cells = wcells;
         r->snap_start = sr.snap_start;
         r->snap_goal = sr.snap_goal;
-        if (sr.snap_start > NM_kSnapRadius || sr.snap_goal > NM_kSnapRadius || sr.goal_cut_off) {
+        if (nm_search_final_refuses(&sr)) {
             snprintf(r->error, sizeof r->error,
                      "cannot reach the goal: cannot walk from the start to the goal (start %.2f px / goal %.2f px from the reach set%s)",
                      sr.snap_start, sr.snap_goal, sr.goal_cut_off ? "; the goal is cut off" : "");
