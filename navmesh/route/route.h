@@ -285,6 +285,9 @@ typedef struct nm_route_zone_entry {
 
 #define NM_ROUTE_ZONE_CACHE 2 /* kZoneCacheMax */
 
+/* The largest Full window the engine keeps between plans (the demo town's is 56 MB). */
+#define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20)
+
 typedef struct nm_route_engine {
     const nm_pack *pack;
     int status;               /* NM_OK when usable; else every plan returns err */
@@ -307,7 +310,6 @@ typedef struct nm_route_engine {
      * window. Freed before a different Full window is built and at close. */
     nm_window kept;
     bool has_kept;
-#define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20) /* the demo town's Full window is 56 MB */
     struct nm_kept_key {
         uint32_t bgrd_zone, region;
         uint16_t zone_id;
