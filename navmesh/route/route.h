@@ -285,6 +285,9 @@ typedef struct nm_route_zone_entry {
 
 #define NM_ROUTE_ZONE_CACHE 2 /* kZoneCacheMax */
 
+/* The largest Full window the engine keeps between plans (the demo town's is 56 MB). */
+#define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20)
+
 typedef struct nm_route_engine {
     const nm_pack *pack;
     int status;               /* NM_OK when usable; else every plan returns err */
@@ -301,6 +304,20 @@ typedef struct nm_route_engine {
     nm_bgrd_out patch_start, patch_goal, decode; /* decode buffers; `decode` lives for one plan (all its tiers) */
     nm_bgrd_cache tiles;      /* decoded tiles kept across tiers and plans (bounded; the patches,
                                  the windows and the ledge-drop landings read through it) */
+    /* The last Full window (at most NM_KEPT_WINDOW_BYTES), kept for the next tier or plan that
+     * asks for the same one (the same rectangle of the same region and zone, the same no-go discs,
+     * a seed in the same component): legs planned back to back in one region use the same Full
+     * window. Freed before a different Full window is built and at close. */
+    nm_window kept;
+    bool has_kept;
+    struct nm_kept_key {
+        uint32_t bgrd_zone, region;
+        uint16_t zone_id;
+        int64_t gx0, gy0;
+        int32_t nx, ny;
+        const nm_nogo_poly *polys; uint32_t npolys;
+        nm_nogo_disc *discs; uint32_t ndiscs; /* a copy */
+    } kept_key;
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",
@@ -404,6 +421,7 @@ typedef struct nm_route_result {
     nm_tier_kind kind;
     uint64_t window_cells;
     size_t peak_window_bytes;
+    uint32_t windows_kept;    /* tiers that took the engine's kept window instead of building it */
     char tier_notes[1024];    /* why each earlier tier was rejected */
     uint32_t region;
     uint32_t hop_index;       /* 台沿下落换类: index of the landing point, UINT32_MAX = none */

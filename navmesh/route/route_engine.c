@@ -129,6 +129,8 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_bgrd_out_free(&e->patch_goal);
     nm_bgrd_out_free(&e->decode);
     nm_bgrd_cache_free(&e->tiles);
+    nm_window_free(&e->kept);
+    nm_free(e->kept_key.discs);
     memset(e, 0, sizeof *e);
 }
 
@@ -1178,6 +1180,7 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
             return nm_fail(err, rc, "ledge drop: out of memory");
         }
         r->ms_window += ra.ms_window + rb.ms_window;
+        r->windows_kept += ra.windows_kept + rb.windows_kept;
         r->ms_topo += ra.ms_topo + rb.ms_topo;
         r->ms_geo += ra.ms_geo + rb.ms_geo;
         r->ms_post += ra.ms_post + rb.ms_post;
@@ -1413,6 +1416,72 @@ static nm_window_request tier_window_request(nm_route_engine *e, const nm_route_
     return wr;
 }
 
+/* The kept window goes (before a different window is built: two are never held at once). */
+static void drop_kept(nm_route_engine *e)
+{
+    nm_window_free(&e->kept);
+    nm_free(e->kept_key.discs);
+    memset(&e->kept_key, 0, sizeof e->kept_key);
+    e->has_kept = false;
+}
+
+/* Whether the kept window was built for the same rectangle, region, zone and no-go state as wr. */
+static bool kept_same(const nm_route_engine *e, const nm_window_request *wr)
+{
+    const struct nm_kept_key *k = &e->kept_key;
+    return e->has_kept && k->bgrd_zone == wr->bgrd_zone && k->region == wr->region && k->zone_id == wr->zone_id &&
+           k->gx0 == wr->gx0 && k->gy0 == wr->gy0 && k->nx == wr->nx && k->ny == wr->ny && k->polys == wr->polys &&
+           k->npolys == wr->npolys && k->ndiscs == wr->ndiscs &&
+           (!wr->ndiscs || memcmp(k->discs, wr->discs, wr->ndiscs * sizeof *wr->discs) == 0);
+}
+
+/* 建窗 for one tier: the kept window when it is this request's (nm_window_reseed), else a new
+ * build; a new Full window replaces the kept one, which goes first (two Full windows are never
+ * held at once). build_ms is the time either took. */
+static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w,
+                       bool *kept, nm_error *err)
+{
+    *kept = false;
+    if (kept_same(e, wr)) {
+        double t0 = now_ms();
+        bool fits = false;
+        int rc = nm_window_reseed(&e->kept, wr, &fits, err);
+        if (rc == NM_ERR_NOMEM) return rc;
+        if (rc == NM_OK && fits) {
+            *w = e->kept;
+            memset(&e->kept, 0, sizeof e->kept);
+            e->has_kept = false;
+            w->build_ms = now_ms() - t0;
+            *kept = true;
+            return NM_OK;
+        }
+    }
+    if (kind == NM_TIER_FULL || kept_same(e, wr)) drop_kept(e);
+    return nm_window_build(wr, w, err);
+}
+
+/* The tier is done with w. A Full window of at most NM_KEPT_WINDOW_BYTES stays with the engine
+ * for the next request of the same window (route expansion and navbench plan leg after leg in one
+ * region); any other goes. */
+static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w)
+{
+    nm_nogo_disc *d = NULL;
+    if (kind != NM_TIER_FULL || w->peak_bytes > NM_KEPT_WINDOW_BYTES ||
+        (wr->ndiscs && !(d = (nm_nogo_disc *)nm_malloc(wr->ndiscs * sizeof *d)))) {
+        nm_window_free(w);
+        return;
+    }
+    drop_kept(e);
+    if (d) memcpy(d, wr->discs, wr->ndiscs * sizeof *d);
+    e->kept = *w;
+    memset(w, 0, sizeof *w);
+    e->kept.gate.fn = NULL; /* set again by the tier that takes it */
+    e->kept.gate.ctx = NULL;
+    e->kept_key = (struct nm_kept_key){wr->bgrd_zone, wr->region, wr->zone_id, wr->gx0, wr->gy0, wr->nx, wr->ny,
+                                       wr->polys, wr->npolys, d, wr->ndiscs};
+    e->has_kept = true;
+}
+
 /* The window search's request for one tier (小窗结果的检查): the leg, the decks, the switches
  * of the tier's kind and the trust limits of the window, whose sides on the region rectangle cut
  * no route (no trust edge there). */
@@ -1494,7 +1563,9 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
-        int brc = nm_window_build(&wr, &w, &werr);
+        bool kept;
+        int brc = tier_window(e, &wr, ch.kind, &w, &kept, &werr);
+        r->windows_kept += kept;
         if (brc == NM_ERR_NOMEM) return nm_fail(err, brc, "%s", werr.msg);
         if (brc) {
             nm_tier_action a = nm_tier_after(&st, &ch, &R, NM_TIER_BUILD_FAILED);
@@ -1537,7 +1608,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->ms_geo += sr.ms_geo;
         if (qrc) {
             nm_search_result_free(&sr);
-            nm_window_free(&w);
+            keep_window(e, &wr, ch.kind, &w);
             if (qrc == NM_ERR_NOMEM) return nm_fail(err, qrc, "%s", werr.msg);
             nm_tier_action a = nm_tier_after(&st, &ch, &R, NM_TIER_NO_PATH);
             note(r, "tier %d (%s, %llu cells): search error: %s; ", round, kname, wcells, werr.msg);
@@ -1568,7 +1639,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 copy_gap(r, &sr);
             }
             nm_search_result_free(&sr);
-            nm_window_free(&w);
+            keep_window(e, &wr, ch.kind, &w);
             if (a == NM_TIER_FAIL) break;
             continue;
         }
@@ -1578,7 +1649,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->window_cells = wcells;
         r->snap_start = sr.snap_start;
         r->snap_goal = sr.snap_goal;
-        if (sr.snap_start > NM_kSnapRadius || sr.snap_goal > NM_kSnapRadius || sr.goal_cut_off) {
+        if (nm_search_final_refuses(&sr)) {
             snprintf(r->error, sizeof r->error,
                      "cannot reach the goal: cannot walk from the start to the goal (start %.2f px / goal %.2f px from the reach set%s)",
                      sr.snap_start, sr.snap_goal, sr.goal_cut_off ? "; the goal is cut off" : "");
@@ -1608,7 +1679,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 nm_bgrd_out_free(&e->patch_goal);
                 if (hrc == NM_ERR_NOMEM) {
                     nm_search_result_free(&sr);
-                    nm_window_free(&w);
+                    keep_window(e, &wr, ch.kind, &w);
                     return nm_fail(err, hrc, "%s", herr.msg);
                 }
             }
@@ -1617,7 +1688,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             int prc = finish_route(e, z, &w, q, &sr, r, &perr2);
             if (prc == NM_ERR_NOMEM) {
                 nm_search_result_free(&sr);
-                nm_window_free(&w);
+                keep_window(e, &wr, ch.kind, &w);
                 return nm_fail(err, prc, "%s", perr2.msg);
             }
             if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr2.msg);
@@ -1638,7 +1709,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                             (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
         }
         nm_search_result_free(&sr);
-        nm_window_free(&w);
+        keep_window(e, &wr, ch.kind, &w);
         break;
     }
     if (rc == NM_OK && nhops > 0) {

@@ -605,6 +605,10 @@ static int run(leg *L, nm_error *err)
         rc = nm_fail(err, NM_ERR_NOMEM, "search: channel masks: out of memory");
         goto done;
     }
+    if (!req->small && nm_search_final_refuses(o)) {
+        o->ms_topo = now_ms() - t0;
+        goto checks;
+    }
     if ((rc = nm_search_access_init(&aw, s->ncell, err)))
         goto done;
     for (uint32_t c = 0; c < s->ncell; c++) {
@@ -826,6 +830,11 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     if (rc)
         nm_search_result_free(out);
     return rc;
+}
+
+bool nm_search_final_refuses(const nm_search_result *r)
+{
+    return r->snap_start > NM_kSnapRadius || r->snap_goal > NM_kSnapRadius || r->goal_cut_off;
 }
 
 static void chain_free(nm_search_chain *c)

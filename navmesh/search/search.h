@@ -142,6 +142,12 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
                            nm_error *err);
 void nm_search_result_free(nm_search_result *r);
 
+/* 最终判定 (窗口分档): the route cannot be walked when an end snapped farther than kSnapRadius
+ * from the reach set or the goal is cut off. The baseline fixes the snaps and the cut-off, so a
+ * window that cannot escalate (not small) skips the topology and geometry layers of such a leg:
+ * their paths would be thrown away. */
+bool nm_search_final_refuses(const nm_search_result *r);
+
 /* limit1 and limit2 of a small window (小窗结果的检查) are the planner's: nm_route_limit1/2. */
 
 /* ---- building blocks, exposed for the tests and the planner --------------------------------- */

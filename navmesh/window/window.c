@@ -810,6 +810,7 @@ static int step12_reach(wbuild *b, nm_error *err)
         return nm_fail(err, NM_ERR_NOMEM, "window step 12: out of memory (%u components)", dag->n_scc);
     }
     uint32_t count = 0;
+    w->seed_comp = seed_comp;
     dag_extend(dag, seed_comp, mark, stack, &count);
     for (bool grew = true; grew;) {
         grew = false;
@@ -1093,4 +1094,63 @@ fail:
     source_free(&s, &m);
     nm_bgrd_out_free(&own);
     return rc;
+}
+
+int nm_window_reseed(nm_window *w, const nm_window_request *req, bool *fits, nm_error *err)
+{
+    *fits = false;
+    const int64_t si = req->seed_gx - w->gx0, sj = req->seed_gy - w->gy0;
+    if (!req->grid || req->bgrd_zone >= req->grid->zone_count || si < 0 || sj < 0 || si >= w->win.nx ||
+        sj >= w->win.ny)
+        return NM_OK;
+    const nm_bgrd_zone *z = &req->grid->zones[req->bgrd_zone];
+    uint32_t t = 0;
+    for (; t < z->tile_count; t++) { /* the tile whose own rectangle holds the seed cell */
+        const nm_bgrd_tile *T = &z->tiles[t];
+        if (T->records && req->seed_gx >= (int64_t)T->gx0 + T->px0 && req->seed_gx <= (int64_t)T->gx0 + T->px1 &&
+            req->seed_gy >= (int64_t)T->gy0 + T->py0 && req->seed_gy <= (int64_t)T->gy0 + T->py1)
+            break;
+    }
+    if (t == z->tile_count) return NM_OK;
+    const nm_bgrd_tile *T = &z->tiles[t];
+    nm_bgrd_cache *cache = req->reuse ? req->reuse->cache : NULL;
+    nm_bgrd_out own;
+    memset(&own, 0, sizeof own);
+    nm_bgrd_out *ws = req->reuse ? req->reuse : &own;
+    nm_bgrd_tile_view v;
+    int rc = nm_bgrd_view_tiles(req->grid, req->bgrd_zone, &t, 1, req->fields, cache, req->workers, ws, &v, err);
+    if (rc == NM_OK && !v.recs && cache) /* the cache had no room: a buffer of its own */
+        rc = nm_bgrd_view_tiles(req->grid, req->bgrd_zone, &t, 1, req->fields, NULL, req->workers, ws, &v, err);
+    nm_bgrd_out_free(&own);
+    if (rc) return rc;
+    /* step 10 on the tile: the region's span of the seed cell nearest seed_h, first on ties */
+    const int64_t lc = (req->seed_gy - T->gy0) * (int64_t)T->nx + (req->seed_gx - T->gx0);
+    size_t lo = 0, hi = v.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)v.recs[mid].cell < lc) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t at = 0, best = UINT32_MAX, comp = 0;
+    double bd = 0;
+    for (size_t r = lo; v.fields && r < v.n && v.recs[r].cell == lc; r++) {
+        const nm_grid_rec *rr = &v.recs[r];
+        if (!nm_window_record_is_span(req->fields, w->zone_id, w->region, rr, req->seed_gx, req->seed_gy)) continue;
+        double d = fabs((double)rr->h - req->seed_h);
+        if (rr->rid == w->region && (best == UINT32_MAX || d < bd)) {
+            best = at;
+            bd = d;
+            comp = v.fields[r].scc;
+        }
+        at++;
+    }
+    nm_bgrd_tile_view_free(&v);
+    const uint32_t cell = (uint32_t)(sj * w->win.nx + si);
+    uint32_t first, cnt = cell_spans(&w->spans, cell, &first);
+    if (best == UINT32_MAX || comp != w->seed_comp || at != cnt) return NM_OK;
+    w->seed_cell = cell;
+    w->seed_span = first + best;
+    w->seed_h = req->seed_h;
+    *fits = true;
+    return NM_OK;
 }

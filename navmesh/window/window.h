@@ -110,6 +110,8 @@ typedef struct nm_window {
     /* free_step[k]: the build step (1..13 of 建窗) after which temporary k of NM_WTMP_* was
      * released (0 = never held); lets tests check the article's release order. */
     uint8_t free_step[7];
+    uint32_t seed_comp;      /* the seed span's component: the reach set is this component's
+                                closure (step 12), whatever span of it seeds the window */
 } nm_window;
 
 /* Temporaries of the build, in the article's release order (建窗的内存). */
@@ -184,6 +186,14 @@ int nm_window_build(const nm_window_request *req, nm_window *w, nm_error *err);
  * contiguous and in canonical order; fields required. The arrays are only read. */
 int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *recs,
                             const nm_span_fields *fields, size_t n, nm_window *w, nm_error *err);
+
+/* A window kept from an earlier leg for req (the same rectangle of the same region and zone with
+ * the same no-go state, which the caller checks): the reach set depends on the request only
+ * through the seed's component, so w is req's window when req's seed span — step 10's choice,
+ * read from the seed cell's tile through req->reuse's cache — lies in w->seed_comp. Then the
+ * seed is moved there (seed_cell, seed_span, seed_h) and *fits is true; w is otherwise left as
+ * it is. Errors: NM_ERR_NOMEM / NM_ERR_CORRUPT from the tile decode. */
+int nm_window_reseed(nm_window *w, const nm_window_request *req, bool *fits, nm_error *err);
 
 /* Whether a decoded record of global cell (gx, gy) enters the span table of a window of `region`
  * (建窗 step 5: its flags after FOPN hold no Fill, and an other region's record no Ghost): a

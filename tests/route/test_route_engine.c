@@ -374,3 +374,61 @@ Test(engine, a_borrowed_sidecar_plans_the_same_route)
     cr_assert_not_null(own.owned, "the engines' close leaves the borrowed sidecar alone");
     nm_bnvf_free(&own);
 }
+
+static void expect_same_plan(const nm_route_result *a, const nm_route_result *b, const char *what)
+{
+    cr_assert(a->ok && b->ok, "%s: %s | %s", what, a->error, b->error);
+    cr_assert_eq(a->npoints, b->npoints, "%s", what);
+    cr_expect_eq(memcmp(a->xy, b->xy, sizeof(double) * 2 * a->npoints), 0, "%s: points", what);
+    cr_expect_eq(a->length, b->length, "%s", what);
+    cr_expect_eq(a->tier, b->tier, "%s", what);
+    cr_expect_eq(a->kind, b->kind, "%s", what);
+    cr_expect_eq(a->window_cells, b->window_cells, "%s", what);
+    cr_expect_eq(a->nwaypoints, b->nwaypoints, "%s", what);
+    cr_expect_eq(memcmp(a->waypoints, b->waypoints, sizeof(uint32_t) * a->nwaypoints), 0, "%s: waypoints", what);
+    cr_expect_eq(memcmp(a->heights, b->heights, sizeof(float) * a->npoints), 0, "%s: heights", what);
+    cr_expect_eq(memcmp(a->clearance, b->clearance, sizeof(float) * a->npoints), 0, "%s: clearance", what);
+    cr_expect_str_eq(a->warnings, b->warnings, "%s", what);
+}
+
+/* Legs planned back to back in one region take the Full window the engine kept from the last
+ * one, and plan exactly as on a fresh engine; another no-go state needs another window. */
+Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
+{
+    nm_route_engine e, f;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    nm_route_request q1 = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_request q2 = nm_route_request_defaults("t", 35, 25, 12, 4);
+    q1.force_full = q2.force_full = true;
+    nm_route_result r1, r2, want;
+    cr_assert_eq(nm_route_plan(&e, &q1, &r1, &err), NM_OK, "%s", err.msg);
+    cr_assert(r1.ok, "%s", r1.error);
+    cr_expect_eq(r1.windows_kept, 0, "a new engine has no window");
+    cr_assert_eq(nm_route_plan(&e, &q2, &r2, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r2.windows_kept, 1, "the first leg's Full window");
+    cr_assert_eq(nm_route_engine_open(&f, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_plan(&f, &q2, &want, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(want.windows_kept, 0);
+    expect_same_plan(&want, &r2, "kept window");
+    nm_route_result_free(&want);
+    nm_route_result_free(&r2);
+    /* a runtime disc: another window, kept in turn for the same disc */
+    nm_nogo_disc disc = {20, 12, 1.5};
+    q2.discs = &disc;
+    q2.ndiscs = 1;
+    cr_assert_eq(nm_route_plan(&e, &q2, &r2, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r2.windows_kept, 0, "the disc changes the window");
+    nm_route_result_free(&r2);
+    q1.discs = &disc;
+    q1.ndiscs = 1;
+    cr_assert_eq(nm_route_plan(&e, &q1, &r2, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r2.windows_kept, 1, "the same disc");
+    cr_assert_eq(nm_route_plan(&f, &q1, &want, &err), NM_OK, "%s", err.msg);
+    expect_same_plan(&want, &r2, "kept window with a disc");
+    nm_route_result_free(&want);
+    nm_route_result_free(&r2);
+    nm_route_result_free(&r1);
+    nm_route_engine_close(&f);
+    nm_route_engine_close(&e);
+}

@@ -825,3 +825,30 @@ Test(search, facade_steps_crossed_by_the_final_path_are_counted)
     free(los);
     fx_free(&w);
 }
+
+/* ---- 最终判定 decided by the baseline: no layers for a leg the window cannot carry ---------- */
+Test(search, a_leg_the_final_judgement_refuses_skips_the_layers)
+{
+    nm_window w;
+    BUILD(w, true, "##############", "#............#", "#............#", "#............#", "##############");
+    /* the goal 40 cells east of the room: its anchor 28 cells (7 px) short... */
+    nm_search_request q = fx_req(2, 2, 40, 2, 0.0);
+    nm_search_result r;
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_assert_leq(r.snap_goal, NM_kSnapRadius);
+    cr_expect(!nm_search_final_refuses(&r));
+    cr_expect_gt(r.topo.n, 0, "within kSnapRadius the layers run");
+    cr_expect_gt(r.final.n, 0);
+    nm_search_result_free(&r);
+    /* ...and 46 cells east: 34 cells (8.5 px) from the anchor, beyond kSnapRadius */
+    q = fx_req(2, 2, 46, 2, 0.0);
+    cr_assert_eq(route(&w, &q, &r), NM_SEARCH_OK, "%s", r.message);
+    cr_expect_float_eq(r.snap_goal, 34 * NM_kCS, 1e-9);
+    cr_expect(nm_search_final_refuses(&r));
+    cr_expect_gt(r.base.n, 0, "the baseline fixed the snaps");
+    cr_expect_eq(r.topo.n, 0, "no topology layer");
+    cr_expect_eq(r.final.n, 0, "no geometry layer");
+    cr_expect_null(r.solidc);
+    nm_search_result_free(&r);
+    fx_free(&w);
+}

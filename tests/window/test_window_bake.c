@@ -268,3 +268,53 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
     nm_window_free(&want);
     unbake(&b);
 }
+
+/* 建窗的复用: a window built for one seed is the window of another seed in the same component
+ * (the reach set is the component's closure): nm_window_reseed moves the seed and the window then
+ * equals a fresh build field by field; a seed whose component the window's reach set is not
+ * built from, or one outside the window, does not fit. */
+Test(window_bake, a_kept_window_fits_a_seed_of_the_same_component, .timeout = 120)
+{
+    baked b;
+    memset(&b, 0, sizeof b);
+    bake(&b);
+    nm_window_request r;
+    request(&b, &r, 1);
+    nm_bgrd_cache cache;
+    memset(&cache, 0, sizeof cache);
+    nm_bgrd_out ws;
+    memset(&ws, 0, sizeof ws);
+    ws.cache = &cache;
+    r.reuse = &ws;
+    nm_error err = {0};
+    nm_window kept;
+    cr_assert_eq(nm_window_build(&r, &kept, &err), NM_OK, "%s", err.msg);
+    cr_assert_gt(kept.seed_comp, 0);
+    /* another floor cell (18.6, 10.4) px, the same flat floor: one component */
+    nm_window_request r2 = r;
+    r2.seed_gx = (int64_t)floor(18.6 / NM_kCS);
+    r2.seed_gy = (int64_t)floor(10.4 / NM_kCS);
+    nm_window fresh;
+    cr_assert_eq(nm_window_build(&r2, &fresh, &err), NM_OK, "%s", err.msg);
+    cr_assert_neq(fresh.seed_span, kept.seed_span);
+    bool fits = false;
+    cr_assert_eq(nm_window_reseed(&kept, &r2, &fits, &err), NM_OK, "%s", err.msg);
+    cr_assert(fits, "the same component");
+    expect_same_window(&fresh, &kept, "reseeded");
+    cr_expect_eq(kept.seed_cell, fresh.seed_cell);
+    cr_expect_eq(kept.seed_comp, fresh.seed_comp);
+    /* a window whose reach set came from another component */
+    kept.seed_comp++;
+    cr_assert_eq(nm_window_reseed(&kept, &r2, &fits, &err), NM_OK, "%s", err.msg);
+    cr_expect_not(fits, "another component");
+    kept.seed_comp--;
+    nm_window_request r3 = r2;
+    r3.seed_gx = kept.gx0 + kept.win.nx;
+    cr_assert_eq(nm_window_reseed(&kept, &r3, &fits, &err), NM_OK, "%s", err.msg);
+    cr_expect_not(fits, "outside the window");
+    nm_window_free(&fresh);
+    nm_window_free(&kept);
+    nm_bgrd_cache_free(&cache);
+    nm_bgrd_out_free(&ws);
+    unbake(&b);
+}

@@ -323,7 +323,7 @@ int main(int argc, char **argv)
     size_t nok = 0;
     /* totals over the successful legs (点数的变化, 拐点抬升的位移, 直接收下的邻步) */
     uint64_t pts[5] = {0}, lifted = 0, corners = 0, lift_by[3] = {0}, unchecked = 0, psegs = 0;
-    uint64_t legs_drop = 0, legs_hop = 0, sc_fail = 0, sc_walls = 0, sc_ends = 0, legs_sc_fail = 0;
+    uint64_t legs_drop = 0, legs_hop = 0, kept_windows = 0, sc_fail = 0, sc_walls = 0, sc_ends = 0, legs_sc_fail = 0;
     double lift_max = 0, *bpc = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
     size_t nbpc = 0;
     for (size_t i = 0; i < nlegs; i++) {
@@ -371,6 +371,7 @@ int main(int argc, char **argv)
             psegs += segs;
             legs_drop += r.ndrops > 0;
             legs_hop += r.hop_index != UINT32_MAX;
+            kept_windows += r.windows_kept;
             sc_fail += r.self_check_failures;
             sc_walls += r.self_check_walls;
             sc_ends += r.self_check_ends;
@@ -388,11 +389,12 @@ int main(int argc, char **argv)
         printf(",\"length\":%.3f,\"points\":{\"topology\":%u,\"taut\":%u,\"pulled\":%u,\"assembled\":%u,"
                "\"final\":%u},\"lifted\":%u,\"lift_max_px\":%.3f,\"unchecked_steps\":%u,\"pull_segments\":%u,"
                "\"drops\":%u,\"hop\":%s,\"waypoints\":%u,\"min_clearance\":%.3f,\"peak_window_bytes\":%zu,"
+               "\"windows_kept\":%u,"
                "\"bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
                "\"warnings\":",
                r.length, r.dbg_topology.n, r.dbg_taut.n, r.dbg_pulled.n, r.dbg_assembled.n, r.npoints, nl, lmax, unc,
                segs, r.ndrops, r.hop_index != UINT32_MAX ? "true" : "false", r.nwaypoints, r.min_clearance,
-               r.peak_window_bytes, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
+               r.peak_window_bytes, r.windows_kept, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
                r.self_check_ends);
         json_str(r.warnings);
         printf(",\"ns_per_cell\":{");
@@ -464,8 +466,8 @@ int main(int argc, char **argv)
            (unsigned long long)lift_by[1], (unsigned long long)lift_by[2], lift_max);
     printf(",\"pull\":{\"segments\":%llu,\"unchecked\":%llu,\"unchecked_share\":%.4f}", (unsigned long long)psegs,
            (unsigned long long)unchecked, psegs ? (double)unchecked / (double)psegs : 0.0);
-    printf(",\"legs_with_drop\":%llu,\"legs_with_hop\":%llu", (unsigned long long)legs_drop,
-           (unsigned long long)legs_hop);
+    printf(",\"legs_with_drop\":%llu,\"legs_with_hop\":%llu,\"windows_kept\":%llu", (unsigned long long)legs_drop,
+           (unsigned long long)legs_hop, (unsigned long long)kept_windows);
     nm_gate_stats gs;
     nm_window_gate_stats(&e, &gs);
     printf(",\"fall_gate\":{\"asked\":%llu,\"cache_hits\":%llu,\"hit_rate\":%.4f,\"blocked\":%llu}",
