@@ -32,10 +32,10 @@ typedef bool (*nm_bake_drop_fn)(void *ctx, double u0, double v0, double h0, doub
                                 double h1);
 
 /* Solid test of the bake in zone pixels: true when the collision geometry stands between the
- * cell centres (u0, v0) and (u1, v1) at a body's height above h m (a thin wall over a crack of
- * the walkable mesh: CloseCracks must not join it). Called from worker threads at once:
- * read-only on its context. */
-typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double h);
+ * cell centres (u0, v0) and (u1, v1) across a body from lo m above h m up to the agent's head (a
+ * thin wall over a crack of the walkable mesh: CloseCracks must not join it). Called from worker
+ * threads at once: read-only on its context. */
+typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double h, double lo);
 
 typedef struct nm_bake_grid_opts {
     int workers;                     /* <= 0: machine's cores, at most 4 */

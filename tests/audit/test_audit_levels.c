@@ -244,6 +244,26 @@ Test(audit_levels, stairwell_routes_do_not_fall_through_the_stacked_flights, .ti
     cr_expect_eq(audit_scene_legs("stairwell", "stairwell", legs, 18), 0u, "stairwell: audit failures (above)");
 }
 
+/* Issue 12, large world leg 9 (--random 30 --seed 7): along a 5 m deck over its own ground (the
+ * deck's sides are no walls of the region: FWAL's ledge rule) a route went round a pillar's
+ * outline (kept as a wall, a solid under the deck: edge_solid) through the deck's rim cells,
+ * inside the collision-only 1.1 m railing. The bake now seals a rim span (Dead, off its surface,
+ * over the region's own lower level) with collision across it from the fall gate's kFallClimb. */
+Test(audit_levels, deck_routes_keep_inside_the_railing_round_the_pillars, .timeout = 300)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    /* bridge_ramps: deck x 28..32 m, y 20..50 m at 5 m, railings 28..28.1 and 31.9..32, pillars
+     * of 1 m at x 30 every 10 m; ramps y 5..20 and 50..65. Metres x 0.75 = px. On main legs 1
+     * and 4 crossed the east railing (31.9 m); the others pass on both. */
+    static const double m[][4] = {{30, 21, 30, 49}, {29, 21, 31, 49}, {31.5, 22, 28.5, 48}, {30, 8, 30, 62},
+                                  {28.3, 25, 31.7, 45}, {28.2, 21, 28.2, 49}, {30, 10, 30, 30}};
+    const uint32_t n = sizeof m / sizeof m[0];
+    double legs[sizeof m / sizeof m[0]][4];
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) legs[i][k] = 0.75 * m[i][k];
+    cr_expect_eq(audit_scene_legs("bridge_ramps", "bridge_ramps", legs, n), 0u, "bridge_ramps: audit failures (above)");
+}
+
 /* The command: a legs file (px, with and without heights) on a bundled level, --report's JSON,
  * exit codes. */
 Test(audit_levels, navaudit_command, .timeout = 300)

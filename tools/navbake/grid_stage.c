@@ -325,15 +325,15 @@ static bool drop_gate(void *ctx, double u0, double v0, double h0, double u1, dou
     return nm_occ_drop_blocked(g->scene, take, land);
 }
 
-/* The grid's thin-wall test: a body from kBumpUp (what the grid walks over: a narrow bump
- * crosses no wall) to kFallHeight less one Recast cell height at the head (as the route audit's)
- * above h, across the segment between the two cell centres, crosses the collision geometry. */
-static bool gap_gate(void *ctx, double u0, double v0, double u1, double v1, double h)
+/* The grid's thin-wall test: a body from lo (the caller's: kBumpUp, what the grid walks over, or
+ * kFallClimb) to kFallHeight less one Recast cell height at the head (as the route audit's) above
+ * h, across the segment between the two cell centres, crosses the collision geometry. */
+static bool gap_gate(void *ctx, double u0, double v0, double u1, double v1, double h, double lo)
 {
     const gate_ctx *g = ctx;
     double a[3] = {(u0 - g->t[1]) / g->t[0], h, (g->t[3] - v0) / g->t[2]};
     double b[3] = {(u1 - g->t[1]) / g->t[0], h, (g->t[3] - v1) / g->t[2]};
-    return nm_occ_curtain_crossed(g->scene, a, b, h + NM_kBumpUp, h + NM_kFallHeight - 0.1);
+    return nm_occ_curtain_crossed(g->scene, a, b, h + lo, h + NM_kFallHeight - 0.1);
 }
 
 /* Peak resident memory so far, MB (Linux /proc; 0 elsewhere): shown in the progress lines. */
