@@ -128,18 +128,27 @@ static void seal_walls(const zone_work *zw, uint32_t r, int32_t li0, int32_t lj0
 }
 
 
-/* A solid across cell c at a body's height above h: between the centres of its west and east
- * neighbours, or of its north and south ones (the collision geometry, through the caller). */
-static bool solid_across(const zone_work *zw, uint32_t c, double h)
+/* A solid across cell c at a body's height, from lo above h: between the centres of its west and
+ * east neighbours, or of its north and south ones (the collision geometry, through the caller). */
+static bool solid_across(const zone_work *zw, uint32_t c, double h, double lo)
 {
     const nm_bake_grid_opts *o = zw->opts;
     if (!o || !o->gap_blocked)
         return false;
     const uint32_t nx = (uint32_t)zw->win.nx;
     const double u = zw->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = zw->win.y0 + ((c / nx) + 0.5) * NM_kCS;
-    const double lo = h + NM_kBumpUp, hi = h + NM_kFallHeight - 0.1;
-    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, lo, hi) ||
-           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, lo, hi);
+    const double bot = h + lo, top = h + NM_kFallHeight - 0.1;
+    return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, bot, top) ||
+           o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, bot, top);
+}
+
+/* Does the column of span k (first, n) hold a span of region r (rid r + 1) more than kClimb below
+ * it? Then span k is a level over the region's own lower level (a deck over its path). */
+static bool over_own_level(const zone_work *zw, uint32_t first, uint32_t n, uint32_t k, uint32_t r)
+{
+    for (uint32_t s = first; s < first + n; s++)
+        if (zw->rid[s] == r + 1 && (double)zw->T.sp_h[s] < (double)zw->T.sp_h[k] - NM_kClimb) return true;
+    return false;
 }
 
 /* A solid across the middle of edge w at a body's height above hbar (the bake's gap gate, as
@@ -210,8 +219,17 @@ static int column_rows(void *ctx, size_t chunk)
                      * cut from the floor (issue 12: routes through the large world's 0.4 m
                      * walls): protected, and sealed out of the span graph, for a level over it
                      * (a balcony, an upper floor) makes the cell Core all the same. */
+                    /* The same for the rim of a deck or floor over the region's own lower level
+                     * (a Dead span off its surface, the cell Core by the level below), where no
+                     * wall keeps a route on the deck (FWAL: a ledge over the region's own lower
+                     * level is no wall): a collision-only railing standing there seals it, with
+                     * the fall gate's body from kFallClimb, for a railing (1.1 m) is lower than
+                     * the bumps the grid walks over (issue 12: large world leg 9 walked inside a
+                     * 5 m deck's railing, round a pillar whose walls the deck shares). */
                     if ((zw->sflags[k] & (NM_GRID_DEAD | SPAN_INS)) == NM_GRID_DEAD &&
-                        solid_across(zw, (uint32_t)j * nx + (uint32_t)i, T->sp_h[k])) {
+                        (solid_across(zw, (uint32_t)j * nx + (uint32_t)i, T->sp_h[k], NM_kBumpUp) ||
+                         (over_own_level(zw, first, n, k, r) &&
+                          solid_across(zw, (uint32_t)j * nx + (uint32_t)i, T->sp_h[k], NM_kFallClimb)))) {
                         zw->sflags[k] |= SPAN_SEALED;
                         cj->prot[l] = 1;
                     }

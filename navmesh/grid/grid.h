@@ -260,13 +260,14 @@ bool nm_grid_raster_face(const nm_span_table *t, int32_t i, int32_t j, int dx, i
 bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i, int32_t j,
                      int dx, int dy, double ha, double hb);
 
-/* RiseOk's first three steps alone: a level step or a gentle slope (-kClimb <= hb - ha <=
- * kSlope * kCS) passes whatever the columns hold, so nm_grid_rise_ok is true then. Inline for the
- * bake, which asks RiseOk about every neighbour pair and finds most of them level. */
+/* RiseOk's first three steps alone: a level step, a gentle slope or a step down of at most
+ * kBumpUp (-kBumpUp <= hb - ha <= kSlope * kCS) passes whatever the columns hold, so
+ * nm_grid_rise_ok is true then (deeper steps down look at the arrival column: step 2b). Inline
+ * for the bake, which asks RiseOk about every neighbour pair and finds most of them level. */
 static inline bool nm_grid_rise_gentle(double ha, double hb)
 {
     const double dh = hb - ha;
-    return dh >= -NM_kClimb && dh <= NM_kSlope * NM_kCS;
+    return dh >= -NM_kBumpUp && dh <= NM_kSlope * NM_kCS;
 }
 
 /* The 4 canonical step directions of the step bits: (1,0), (0,1), (1,1), (1,-1). */

@@ -66,6 +66,17 @@ bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i
         }
         /* falls through: step 3 passes it */
     }
+    /* 2b (issue 12, not in the article): a step down deeper than kBumpUp, a fall no rule below
+     * walks back up, is refused when the arrival column holds a surface within the fall gate's
+     * body above the take-off (kFallClimb .. kFallHeight over h_a): the body would walk into the
+     * level over the landing. The look-ahead of step 2 covers this beyond kClimb; within it a
+     * floor's edge over a stairwell stepped down 3 m onto the flight below, under the flight
+     * above (large world leg 28 of --random 30 --seed 7: 8 -> 5 -> 4 -> 1.25 -> 0 m through
+     * the garage's stacked flights, reported as one drop through two floors). */
+    if (dh < -NM_kBumpUp &&
+        nm_grid_level_at(t, i, j, dx, dy, 1, ha + 0.5 * (NM_kFallClimb + NM_kFallHeight),
+                         0.5 * (NM_kFallHeight - NM_kFallClimb)))
+        return false;
     /* 3: slope over one cell. */
     if (dh <= NM_kSlope * NM_kCS)
         return true;

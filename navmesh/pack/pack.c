@@ -3,6 +3,7 @@
  * reader and the writer feed into build_hash (design article 几何段). */
 #include "pack_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 void nm_pack_free(nm_pack *p)
@@ -71,6 +72,23 @@ void nm_tri_centre(const nm_pack *p, uint32_t tri, float *cu, float *cv)
         return;
     }
     nm_pack_centre(p->verts, &p->tris[tri], cu, cv);
+}
+
+bool nm_tri_standable(const nm_pack *p, uint32_t tri)
+{
+    if (!p || tri >= p->tri_count) return false;
+    /* the BSRF record: one per triangle, or the whole pack's left by a zone-scoped load */
+    size_t s = tri;
+    if (p->surface_count != p->tri_count && p->zone_scoped) s += p->tri_base;
+    if (p->surface_count > 0 && s < p->surface_count && !(p->surfaces[s].flags & NM_kWalkableFlags)) return false;
+    const nm_vertex *a = &p->verts[p->tris[tri].v[0]], *b = &p->verts[p->tris[tri].v[1]],
+                    *c = &p->verts[p->tris[tri].v[2]];
+    /* the plane's normal in (px, px, m): its height gradient |(nu, nv)| / |nh| in m per px */
+    double e0[3] = {(double)b->u - a->u, (double)b->v - a->v, (double)b->h - a->h};
+    double e1[3] = {(double)c->u - a->u, (double)c->v - a->v, (double)c->h - a->h};
+    double nu = e0[1] * e1[2] - e0[2] * e1[1], nv = e0[2] * e1[0] - e0[0] * e1[2],
+           nh = e0[0] * e1[1] - e0[1] * e1[0];
+    return nh != 0 && sqrt(nu * nu + nv * nv) <= NM_kSlope * fabs(nh);
 }
 
 static uint32_t f32_bits(float f)

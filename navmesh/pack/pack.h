@@ -99,6 +99,11 @@ int nm_pack_find_zone_id(const nm_pack *p, uint16_t id);
 const nm_section *nm_pack_section(const nm_pack *p, const char tag[4]);
 /* Canonical triangle centre: ((a + b) + c) / 3 in float (part of build_hash). */
 void nm_tri_centre(const nm_pack *p, uint32_t tri, float *cu, float *cv);
+/* Can a character stand on triangle tri (a random leg's end, say)? Its area is walkable (BSRF
+ * flags AND the whitelist, or no BSRF record) and its plane is no steeper than kSlope metres a
+ * pixel (the grid's slope step, 垂直可达判据): not a facade's vertical strip, which covers no
+ * ground on the map, nor a wall or water. False for a triangle out of range. */
+bool nm_tri_standable(const nm_pack *p, uint32_t tri);
 
 /* ---- reading ----------------------------------------------------------------------------------
  * Parses a decompressed BNAV file. zone == NULL: whole pack, build_hash verified over the

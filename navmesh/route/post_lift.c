@@ -1,5 +1,5 @@
 /* post_lift.c — per-point work on the pulled route (design article 后处理): LiftCorners (corners
- * moved up to 2 cells toward more clearance under five checks, stopping at the first layer
+ * moved up to 2 cells toward more clearance under the checks, stopping at the first layer
  * break), heights along the route (set-valued walk, nearest member) and per-point clearance. */
 #include "post.h"
 
@@ -40,6 +40,19 @@ typedef struct lift_cand {
     float d;
     uint32_t c;
 } lift_cand;
+
+/* Does cell c hold a usable span (NM_SP_REACH) within kQH of height h? (A window without span
+ * bits, a test's, has every span usable.) */
+static bool usable_near(const nm_window *w, uint32_t c, float h)
+{
+    if (!w->sp_bits)
+        return true;
+    uint32_t first, cnt = nm_span_cell_spans(&w->spans, c, &first);
+    for (uint32_t s = first; s < first + cnt; ++s)
+        if ((w->sp_bits[s] & NM_SP_REACH) && fabsf(w->spans.sp_h[s] - h) <= (float)NM_kQH)
+            return true;
+    return false;
+}
 
 /* 拐点抬升 (LiftCorners) */
 uint32_t nm_post_lift_corners(const nm_window *w, nm_sight_view *hard, nm_sight_oracle *o,
@@ -93,7 +106,7 @@ uint32_t nm_post_lift_corners(const nm_window *w, nm_sight_view *hard, nm_sight_
                 }
                 cand[k] = lc;
             }
-        /* 4. the five checks; the first candidate passing all replaces P_i */
+        /* 4. the checks; the first candidate passing all replaces P_i */
         for (int k = 0; k < nc; ++k) {
             double W[2] = {w->win.x0 + ((double)(cand[k].c % (uint32_t)nx) + 0.5) * NM_kCS,
                            w->win.y0 + ((double)(cand[k].c / (uint32_t)nx) + 0.5) * NM_kCS};
@@ -117,6 +130,11 @@ uint32_t nm_post_lift_corners(const nm_window *w, nm_sight_view *hard, nm_sight_
             /* (5) vis_hard on both */
             if (!nm_sight_ok(&hv, A[0], A[1], W[0], W[1], 0, 0) ||
                 !nm_sight_ok(&hv, W[0], W[1], B[0], B[1], 0, 0))
+                continue;
+            /* (6, issue 12) the corner lands on a usable span of its layer (the reach set), not on
+             * one the bake sealed out of the span graph: a deck's rim under its railing, which the
+             * planar clearance of a deck over its own ground cannot tell (large world leg 9) */
+            if (!usable_near(w, cand[k].c, hw))
                 continue;
             if (hsearch) { /* re-height on the same surface: nearest span within kQH */
                 uint32_t first, cnt = nm_span_cell_spans(&w->spans, cand[k].c, &first);

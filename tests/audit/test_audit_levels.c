@@ -172,6 +172,95 @@ Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-r
 Test(audit_levels, demo_town, .timeout = 300) { run_case("demo-town"); }
 Test(audit_levels, demo_town_default, .timeout = 300) { run_case("demo-town-default"); }
 
+/* Plans each leg (px) of a scene baked --walkable-as-is with the planner and audits every route
+ * (the audit of navbench --audit); returns the audit failures, printing each. */
+static uint32_t audit_scene_legs(const char *scene, const char *zone, const double (*legs)[4], uint32_t n)
+{
+    char dir[256], path[512], obj[600], cfg[600];
+    lu_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "resources/scenes/%s/scene.json", scene);
+    lu_scenegen(path, dir);
+    snprintf(obj, sizeof obj, "%s/src/level.obj", dir);
+    snprintf(cfg, sizeof cfg, "%s/src/zone.json", dir);
+    lu_navbake(obj, cfg, dir, "--walkable-as-is");
+    snprintf(path, sizeof path, "%s/base.nav.gz", dir);
+    nm_error err = {0};
+    nm_obj o;
+    nm_bake_config bc;
+    nm_pack pack;
+    nm_audit_level *lv = NULL;
+    nm_pack_load_opts lo = {0};
+    cr_assert_eq(nm_obj_load(obj, &o, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_bake_config_load(cfg, zone, &bc, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_pack_load(path, &lo, &pack, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_audit_level_build(&o, &bc, 1.0, &pack, zone, &lv, &err), NM_OK, "%s", err.msg);
+    nm_audit_params p = nm_audit_params_default(&bc.agent, nm_audit_px_per_m(lv));
+    nm_route_engine e;
+    cr_assert_eq(nm_route_engine_open(&e, &pack, path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    uint32_t fails = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        nm_route_request q = nm_route_request_defaults(zone, legs[i][0], legs[i][1], legs[i][2], legs[i][3]);
+        nm_route_result r;
+        cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+        cr_expect(r.ok, "%s leg %u: %s", scene, i, r.error);
+        nm_audit_report ar;
+        if (r.ok && nm_audit_result(lv, &r, &p, &ar) == NM_OK && ar.kind != NM_AUDIT_OK) {
+            fprintf(stderr, "%s leg %u (%.3f, %.3f) -> (%.3f, %.3f) px: %s\n", scene, i, legs[i][0], legs[i][1],
+                    legs[i][2], legs[i][3], ar.msg);
+            fails++;
+        }
+        nm_route_result_free(&r);
+    }
+    nm_route_engine_close(&e);
+    nm_audit_level_free(lv);
+    nm_pack_free(&pack);
+    nm_bake_config_free(&bc);
+    nm_obj_free(&o);
+    lu_rmdir(dir);
+    return fails;
+}
+
+/* Issue 12, large world leg 28 (--random 30 --seed 7): from the top flight of a garage's stairwell
+ * (flights stacked in one well, floors 4 and 8 m) the route stepped off the 8 m floor's edge 3 m
+ * down onto the flight below, under the flight above, and on down the well (8 -> 5 -> 4 -> 1.25
+ * -> 0 m), every step within kClimb: the audit found the body in the flight above (a "layer" or,
+ * folded by the drop search, a drop through two floors). RiseOk now refuses a step down deeper
+ * than kBumpUp into a column with a surface within the body above the take-off. */
+Test(audit_levels, stairwell_routes_do_not_fall_through_the_stacked_flights, .timeout = 300)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    /* from the top flight (x 24..36 m, y 24..28 m, 8 -> 12 m) near its foot, to the ground
+     * outside west, south (by the door) and east; metres x 0.75 = px */
+    static const double from[][2] = {{24.75, 26}, {25.5, 26}, {26, 27}, {24.5, 25}, {25, 27.5}, {27, 26}};
+    static const double to[][2] = {{10, 55}, {35, 55}, {60, 10}};
+    double legs[18][4];
+    for (uint32_t i = 0; i < 18; i++) {
+        legs[i][0] = 0.75 * from[i / 3][0], legs[i][1] = 0.75 * from[i / 3][1];
+        legs[i][2] = 0.75 * to[i % 3][0], legs[i][3] = 0.75 * to[i % 3][1];
+    }
+    cr_expect_eq(audit_scene_legs("stairwell", "stairwell", legs, 18), 0u, "stairwell: audit failures (above)");
+}
+
+/* Issue 12, large world leg 9 (--random 30 --seed 7): along a 5 m deck over its own ground (the
+ * deck's sides are no walls of the region: FWAL's ledge rule) a route went round a pillar's
+ * outline (kept as a wall, a solid under the deck: edge_solid) through the deck's rim cells,
+ * inside the collision-only 1.1 m railing. The bake now seals a rim span (Dead, off its surface,
+ * over the region's own lower level) with collision across it from the fall gate's kFallClimb. */
+Test(audit_levels, deck_routes_keep_inside_the_railing_round_the_pillars, .timeout = 300)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    /* bridge_ramps: deck x 28..32 m, y 20..50 m at 5 m, railings 28..28.1 and 31.9..32, pillars
+     * of 1 m at x 30 every 10 m; ramps y 5..20 and 50..65. Metres x 0.75 = px. On main legs 1
+     * and 4 crossed the east railing (31.9 m); the others pass on both. */
+    static const double m[][4] = {{30, 21, 30, 49}, {29, 21, 31, 49}, {31.5, 22, 28.5, 48}, {30, 8, 30, 62},
+                                  {28.3, 25, 31.7, 45}, {28.2, 21, 28.2, 49}, {30, 10, 30, 30}};
+    const uint32_t n = sizeof m / sizeof m[0];
+    double legs[sizeof m / sizeof m[0]][4];
+    for (uint32_t i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) legs[i][k] = 0.75 * m[i][k];
+    cr_expect_eq(audit_scene_legs("bridge_ramps", "bridge_ramps", legs, n), 0u, "bridge_ramps: audit failures (above)");
+}
+
 /* The command: a legs file (px, with and without heights) on a bundled level, --report's JSON,
  * exit codes. */
 Test(audit_levels, navaudit_command, .timeout = 300)

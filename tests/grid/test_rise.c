@@ -240,8 +240,9 @@ Test(rise_ok, fall_gate_is_asked_about_ledge_drops_only_and_can_block_them)
     log.block = true;
     cr_assert_not(nm_grid_rise_ok(&t, &gate, 3, 0, 1, 0, 5.0, 0.0));
     cr_assert_eq(log.calls, 2);
-    /* not asked: a 2.9 m drop (step 3), a step up, or a drop the look-ahead already refused */
-    cr_assert(nm_grid_rise_ok(&t, &gate, 0, 0, 1, 0, 2.9, 0.0));
+    /* not asked: a 2.9 m drop (step 3; beyond the deck, nothing over the landing), a step up, or a
+     * drop the look-ahead already refused */
+    cr_assert(nm_grid_rise_ok(&t, &gate, 4, 0, 1, 0, 2.9, 0.0));
     cr_assert_not(nm_grid_rise_ok(&t, &gate, 4, 0, -1, 0, 0.0, 5.0));
     cr_assert_not(nm_grid_rise_ok(&t, &gate, 1, 0, 1, 0, 5.0, 0.0));
     cr_assert_eq(log.calls, 2);
@@ -332,5 +333,26 @@ Test(step_bits, bump_is_open_both_ways)
     cr_assert_not(nm_grid_rise_ok(&t, NULL, 5, 0, -1, 0, 0.0, 1.0), "5 -> top of 4 refused");
     uint8_t bits = nm_grid_step_bits(&t, NULL, NULL, span_of(&t, 4, 1.0));
     cr_assert_eq(bits & 2u, 0, "edge 5 -> 4 not forbidden (got 0x%02x)", bits);
+    nm_span_table_free(&t);
+}
+
+/* Step 2b (issue 12, large world leg 28): a step down within kClimb but deeper than kBumpUp into a
+ * column holding a surface within the body above the take-off (kFallClimb .. kFallHeight over it)
+ * walks into the level over the landing: a floor's edge over a stairwell, the flight above the one
+ * below. Not asked of the gate; refused by the grid alone. */
+Test(rise_ok, step_down_under_the_level_above_the_landing_is_refused)
+{
+    /* columns: 0 = the floor's edge at 3.5 m; 1 = flight below at 1.0 m, flight above at 4.0 m;
+     * 2 = flight below at 1.0 m, the one above at 6.5 m (2.5 m over a take-off at 4.0 m) */
+    double prof[3] = {3.5, 1.0, 1.0};
+    span_def extra[] = {{1, 0, 4.0}, {2, 0, 6.5}, {-1, 0, 0}};
+    nm_span_table t;
+    table_from_profile(&t, 3, prof, extra);
+    gate_log log = {0};
+    nm_fall_gate gate = {gate_fn, &log};
+    cr_assert_not(nm_grid_rise_ok(&t, &gate, 0, 0, 1, 0, 3.5, 1.0), "2.5 m down under a level 0.5 m above");
+    cr_assert(nm_grid_rise_ok(&t, &gate, 1, 0, 1, 0, 4.0, 1.0), "3 m down, the level above 2.5 m over the take-off");
+    cr_assert(nm_grid_rise_ok(&t, &gate, 0, 0, 1, 0, 3.5, 2.5), "1 m down (within kBumpUp): not judged");
+    cr_assert_eq(log.calls, 0, "the fall gate is not asked within kClimb");
     nm_span_table_free(&t);
 }

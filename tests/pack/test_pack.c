@@ -954,3 +954,34 @@ Test(pack, fuzz_seed_corpus_packs_load_whole_and_per_zone)
         nm_pack_free(&q);
     }
 }
+
+/* Random leg ends (navbench) must lie where a character can stand: issue 12's large world leg 11
+ * asked for the centre of a facade's vertical strip. Triangles in {u, v, h} (px, px, m). */
+Test(pack, a_character_stands_on_flat_and_gentle_triangles_not_on_facades_walls_or_water)
+{
+    nm_vertex v[] = {
+        {0, 0, 0}, {4, 0, 0}, {0, 4, 0},       /* 0: flat ground */
+        {10, 0, 0}, {10, 0, 8}, {10, 4, 0},    /* 1: a facade strip, vertical: no extent on the map */
+        {20, 0, 0}, {24, 0, 4}, {20, 4, 0},    /* 2: 1 m a px, the grid's slope step kSlope: stands */
+        {30, 0, 0}, {34, 0, 4.5f}, {30, 4, 0}, /* 3: steeper than kSlope */
+        {40, 0, 0}, {44, 0, 0}, {40, 4, 0},    /* 4: flat water (area 12, not in the whitelist) */
+        {50, 0, 0}, {50, 4, 0}, {54, 0, 0},    /* 5: flat, the other winding */
+    };
+    nm_tri t[6];
+    nm_surface s[6];
+    memset(s, 0, sizeof s);
+    for (uint32_t k = 0; k < 6; k++) {
+        t[k] = (nm_tri){{3 * k, 3 * k + 1, 3 * k + 2}, {-1, -1, -1}};
+        s[k].area = k == 4 ? 12 : 0;
+        s[k].flags = 1u << s[k].area;
+    }
+    nm_pack p = {0};
+    p.verts = v, p.vert_count = 18, p.tris = t, p.tri_count = 6, p.surfaces = s, p.surface_count = 6;
+    const bool want[6] = {true, false, true, false, false, true};
+    for (uint32_t k = 0; k < 6; k++)
+        cr_expect_eq(nm_tri_standable(&p, k), want[k], "triangle %u: standable %d, want %d", k,
+                     nm_tri_standable(&p, k), want[k]);
+    cr_expect_not(nm_tri_standable(&p, 6), "out of range");
+    p.surface_count = 0; /* no BSRF: every area walkable */
+    cr_expect(nm_tri_standable(&p, 4));
+}

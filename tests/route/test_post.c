@@ -261,6 +261,41 @@ Test(post, lift_corners_moves_a_corner_off_an_obstacle_corner)
     fx_free(&w);
 }
 
+/* Issue 12 (large world leg 9): a corner is lifted only onto a cell holding a usable span of its
+ * layer (NM_SP_REACH); a span the bake sealed out of the span graph (a railed deck rim) is none,
+ * though the planar clearance there is higher. */
+Test(post, lift_corners_never_lands_on_a_span_outside_the_reach_set)
+{
+    nm_window w;
+    const int blocks[1][4] = {{15, 15, 24, 24}};
+    block_window(&w, 40, 40, blocks, 1);
+    nm_sight_blockers blk;
+    cr_assert_eq(nm_sight_blockers_build(&blk, &w, NULL), NM_OK);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    const double xy0[] = {fx_cx(&w, 10), fx_cy(&w, 30), fx_cx(&w, 25), fx_cy(&w, 25), fx_cx(&w, 30),
+                          fx_cy(&w, 10)};
+    double xy[6];
+    memcpy(xy, xy0, sizeof xy);
+    nm_sight_view hard = {&w, &blk, NULL, &o, true, true};
+    cr_assert_eq(nm_post_lift_corners(&w, &hard, &o, xy, 3, 0.0f, NULL, NULL), 1u);
+    uint32_t first_choice = (uint32_t)((int)(xy[3] / 0.25) * 40 + (int)(xy[2] / 0.25));
+    /* every span usable but those of the cell it chose */
+    w.sp_bits = nm_malloc(w.spans.nspans ? w.spans.nspans : 1);
+    cr_assert_not_null(w.sp_bits);
+    for (uint32_t k = 0; k < w.spans.nspans; ++k)
+        w.sp_bits[k] = w.spans.sp_cell[k] == first_choice ? NM_SP_VIS3 : NM_SP_VIS3 | NM_SP_REACH;
+    memcpy(xy, xy0, sizeof xy);
+    nm_post_lift_corners(&w, &hard, &o, xy, 3, 0.0f, NULL, NULL);
+    uint32_t c = (uint32_t)((int)(xy[3] / 0.25) * 40 + (int)(xy[2] / 0.25));
+    cr_assert_neq(c, first_choice, "the corner was lifted onto a span outside the reach set");
+    nm_free(w.sp_bits);
+    w.sp_bits = NULL;
+    nm_sight_oracle_free(&o);
+    nm_sight_blockers_free(&blk);
+    fx_free(&w);
+}
+
 Test(post, lifting_never_lowers_the_routes_minimum_clearance)
 {
     uint64_t rs = 4242;

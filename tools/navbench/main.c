@@ -18,7 +18,9 @@
  * leg line gets "audit": {"kind", "msg"}, the summary "audit": {"checked", "failures"}.
  *
  * A legs file holds one leg a line: "sx sy gx gy" in px ('#' starts a comment). Random legs join
- * centres of random triangles of the zone (xorshift64* from the seed, so runs repeat). */
+ * centres of random triangles of the zone a character can stand on (xorshift64* from the seed,
+ * so runs repeat; a triangle drawn that is steep or unwalkable gives way to the next one that is
+ * not, nm_tri_standable). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,20 @@
 typedef struct leg {
     double sx, sy, gx, gy;
 } leg;
+
+/* The zone's first triangle from local number k on (cyclically) that a character can stand on:
+ * a leg never starts or ends inside a facade's vertical strip or on water (issue 12, large world
+ * leg 11 asked for the centre of a facade triangle). Walking on from the drawn number, rather
+ * than drawing again, keeps every other leg of a seed as it was. The zone's own first triangle
+ * when none is standable. */
+static uint32_t standable_from(const nm_pack *p, const nm_zone *z, uint32_t k)
+{
+    for (uint32_t n = 0; n < z->tri_count; n++) {
+        uint32_t t = z->first_tri + (k + n) % z->tri_count;
+        if (nm_tri_standable(p, t)) return t;
+    }
+    return z->first_tri + k;
+}
 
 static void usage(void)
 {
@@ -286,10 +302,12 @@ int main(int argc, char **argv)
         }
         for (long k = 0; k < nrandom; k++) {
             float u, v;
-            nm_tri_centre(&pack, z->first_tri + (uint32_t)(rng_next(&s) % z->tri_count), &u, &v);
+            uint32_t t = standable_from(&pack, z, (uint32_t)(rng_next(&s) % z->tri_count));
+            nm_tri_centre(&pack, t, &u, &v);
             legs[k].sx = u;
             legs[k].sy = v;
-            nm_tri_centre(&pack, z->first_tri + (uint32_t)(rng_next(&s) % z->tri_count), &u, &v);
+            t = standable_from(&pack, z, (uint32_t)(rng_next(&s) % z->tri_count));
+            nm_tri_centre(&pack, t, &u, &v);
             legs[k].gx = u;
             legs[k].gy = v;
         }
