@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "fixture.h"
+#include "search/search_internal.h" /* the heap */
 #include "route/route.h" /* limit1 / limit2 live in the planner */
 
 #define ROWS(...) ((const char *const[]){__VA_ARGS__})
@@ -824,4 +825,42 @@ Test(search, facade_steps_crossed_by_the_final_path_are_counted)
     nm_search_result_free(&r);
     free(los);
     fx_free(&w);
+}
+
+/* ---- the search heap: any exact priority queue pops the same (f, key) sequence ---------------- */
+Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
+{
+    /* Random pushes and pops (f from a few values so ties on f are common, keys with repeats,
+     * as a node's older entries) against a reference that scans for the (f, key) minimum. */
+    nm_heap h = {0};
+    nm_error err = {0};
+    enum { N = 40000 };
+    nm_heap_item *ref = malloc(N * sizeof *ref);
+    cr_assert(ref);
+    size_t nref = 0;
+    uint64_t x = 88172645463325252ull;
+    for (int op = 0; op < N; op++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (nref == 0 || x % 5 < 3) { /* push 3 of 5 */
+            const double f = (double)((x >> 8) % 64) * 0.5;
+            const uint64_t key = (x >> 20) % 4096;
+            cr_assert_eq(nm_search_heap_push(&h, f, key, &err), NM_OK);
+            ref[nref++] = (nm_heap_item){f, key};
+            continue;
+        }
+        size_t m = 0;
+        for (size_t i = 1; i < nref; i++)
+            if (ref[i].f < ref[m].f || (ref[i].f == ref[m].f && ref[i].key < ref[m].key))
+                m = i;
+        const nm_heap_item got = nm_search_heap_pop(&h);
+        cr_assert(got.f == ref[m].f && got.key == ref[m].key,
+                  "op %d: popped (%g, %llu), the least is (%g, %llu)", op, got.f,
+                  (unsigned long long)got.key, ref[m].f, (unsigned long long)ref[m].key);
+        ref[m] = ref[--nref];
+        cr_assert_eq(h.n, nref);
+    }
+    free(ref);
+    nm_free(h.it);
 }
