@@ -22,18 +22,24 @@ static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
     return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
+static int heap_grow(nm_heap *h, nm_error *err)
+{
+    size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
+    if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
+    nm_heap_item *p = nm_realloc(h->it, bytes);
+    if (!p)
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
+    h->it = p;
+    h->cap = nc;
+    return NM_OK;
+}
+
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
 {
-    if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
-        size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
-        if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
-            return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
-        nm_heap_item *p = nm_realloc(h->it, bytes);
-        if (!p)
-            return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
-        h->it = p;
-        h->cap = nc;
-    }
+    int rc;
+    if (h->n == h->cap && (rc = heap_grow(h, err))) /* rare: kept across the solves */
+        return rc;
     size_t i = h->n++;
     const nm_heap_item x = {f, key};
     while (i > 0) {
@@ -84,6 +90,72 @@ nm_heap_item nm_search_heap_pop(nm_heap *h)
     return top;
 }
 
+/* The indexed heap: every write of an entry records its place in its span's node. */
+static inline void iheap_put(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+{
+    h->it[i] = x;
+    node[(uint32_t)x.key].pos = (uint32_t)i;
+}
+
+static void iheap_up(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+{
+    while (i > 0) {
+        const size_t p = (i - 1) / 4;
+        if (!item_less(&x, &h->it[p]))
+            break;
+        iheap_put(h, node, i, h->it[p]);
+        i = p;
+    }
+    iheap_put(h, node, i, x);
+}
+
+int nm_search_iheap_push(nm_heap *h, nm_snode *node, double f, uint64_t key, nm_error *err)
+{
+    int rc;
+    if (h->n == h->cap && (rc = heap_grow(h, err)))
+        return rc;
+    iheap_up(h, node, h->n++, (nm_heap_item){f, key});
+    return NM_OK;
+}
+
+/* The entry at pos gets a lower (or equal) f: it can only move up. */
+void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f)
+{
+    nm_heap_item x = h->it[pos];
+    x.f = f;
+    iheap_up(h, node, pos, x);
+}
+
+nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
+{
+    const nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const size_t n = h->n;
+    nm_heap_item *const it = h->it;
+    size_t i = 0;
+    for (;;) {
+        const size_t c0 = 4 * i + 1;
+        size_t m = c0;
+        if (c0 + 4 <= n) {
+            const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
+            const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
+            m = a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
+        } else {
+            if (c0 >= n)
+                break;
+            for (size_t c = c0 + 1; c < n; c++)
+                if (item_less(&it[c], &it[m]))
+                    m = c;
+        }
+        if (!item_less(&it[m], &x))
+            break;
+        iheap_put(h, node, i, it[m]);
+        i = m;
+    }
+    if (n)
+        iheap_put(h, node, i, x);
+    return top;
+}
+
 /* ---- state ----------------------------------------------------------------------------------- */
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
 {
@@ -98,6 +170,9 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->ny = (uint32_t)w->win.ny;
     s->ncell = s->nx * s->ny;
     s->nspans = w->spans.nspans;
+    if (s->nspans >= NM_SEARCH_MAX_SPANS)
+        return nm_fail(err, NM_ERR_ARG, "search: window of %u spans: over the search's limit (%u)",
+                       s->nspans, NM_SEARCH_MAX_SPANS);
     size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
@@ -303,7 +378,7 @@ static void reset_nodes(nm_sctx *s, uint32_t n)
 {
     s->dirty = true; /* the cell level reuses the node arrays */
     for (uint32_t k = 0; k < n; k++)
-        s->node[k] = (nm_snode){INFINITY, NM_SEARCH_NONE, 0};
+        s->node[k] = (nm_snode){INFINITY, NM_SEARCH_NONE, 0, 0};
     s->heap.n = 0;
 }
 
@@ -363,9 +438,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const uint32_t gc = e->goal_cell;
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
-    node[e->start_span] = (nm_snode){0.0, NM_SEARCH_NONE, NM_ST_OPEN};
-    int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
-                                 span_key(t, e->start_span), err);
+    node[e->start_span] = (nm_snode){0.0, NM_SEARCH_NONE, NM_ST_OPEN, 0};
+    int rc = nm_search_iheap_push(&s->heap, node, cell_dist(s, t->sp_cell[e->start_span], gc),
+                                  span_key(t, e->start_span), err);
     if (rc)
         return rc;
     s->touched[s->ntouched++] = e->start_span;
@@ -384,12 +459,11 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         }
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
-        nm_heap_item it = nm_search_heap_pop(&s->heap);
+        /* one entry per open span: a lower g moved it up (its f = g + h with h fixed per span
+         * only falls), so these are the pops of a heap with an entry per push minus the older
+         * entries, which found their span closed */
+        nm_heap_item it = nm_search_iheap_pop(&s->heap, node);
         const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
-        /* Entries of u left behind by a lower g are not checked: the newest entry has the
-         * smallest f, pops first and closes u, and older ones find u closed. */
-        if (span_closed(s, u))
-            continue;
         nm_snode *const nu = &node[u];
         if (s->heap.n) { /* the next pop's node and rows, fetched while this one expands */
             const uint64_t nk = s->heap.it[0].key;
@@ -466,13 +540,20 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     }
                 }
                 if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                    if (!nv->state)
+                    const bool was_open = nv->state;
+                    nv->g = ndp;
+                    nv->par = np;
+                    nv->state = NM_ST_OPEN | (drop ? NM_ST_VIA : 0);
+                    const double fv =
+                        ndp + hypot((double)vi - (double)gi, (double)vj - (double)gj);
+                    if (was_open) {
+                        nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
+                    } else {
                         s->touched[s->ntouched++] = v;
-                    *nv = (nm_snode){ndp, np, (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0))};
-                    const double hv = hypot((double)vi - (double)gi, (double)vj - (double)gj);
-                    rc = nm_search_heap_push(&s->heap, ndp + hv, (uint64_t)vc << 32 | v, err);
-                    if (rc)
-                        return rc;
+                        rc = nm_search_iheap_push(&s->heap, node, fv, (uint64_t)vc << 32 | v, err);
+                        if (rc)
+                            return rc;
+                    }
                 }
             }
         }
@@ -487,13 +568,19 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 continue;
             double ndp = gu + lk->cost;
             if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                if (!nv->state)
+                const bool was_open = nv->state;
+                nv->g = ndp;
+                nv->par = u;
+                nv->state = NM_ST_OPEN | NM_ST_VIA;
+                const double fv = ndp + cell_dist(s, lk->to_cell, gc);
+                if (was_open) {
+                    nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
+                } else {
                     s->touched[s->ntouched++] = v;
-                *nv = (nm_snode){ndp, u, NM_ST_OPEN | NM_ST_VIA};
-                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc),
-                                         span_key(t, v), err);
-                if (rc)
-                    return rc;
+                    rc = nm_search_iheap_push(&s->heap, node, fv, span_key(t, v), err);
+                    if (rc)
+                        return rc;
+                }
             }
         }
     }
@@ -596,7 +683,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 continue;
             double nd = node[u].g + step_price(price, u, v, k_dx[d] && k_dy[d]);
             if (nd < node[v].g - NM_SEARCH_EPS) {
-                node[v] = (nm_snode){nd, u, NM_ST_OPEN};
+                node[v] = (nm_snode){nd, u, NM_ST_OPEN, 0};
                 if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
@@ -613,7 +700,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                 continue;
             double nd = node[u].g + lk->cost;
             if (nd < node[v].g - NM_SEARCH_EPS) {
-                node[v] = (nm_snode){nd, u, NM_ST_OPEN | NM_ST_VIA};
+                node[v] = (nm_snode){nd, u, NM_ST_OPEN | NM_ST_VIA, 0};
                 if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;

@@ -41,10 +41,20 @@ nm_heap_item nm_search_heap_pop(nm_heap *h);
  * state in separate arrays missed the cache each on a Full window). g and par are valid only
  * when state != 0. */
 typedef struct nm_snode {
-    double g;      /* cost from the start */
-    uint32_t par;  /* parent node, NM_SEARCH_NONE at the start */
-    uint8_t state; /* 0 new, NM_ST_OPEN, NM_ST_CLOSED; NM_ST_VIA: reached by a link or a drop */
+    double g;           /* cost from the start */
+    uint32_t par;       /* parent node, NM_SEARCH_NONE at the start */
+    uint32_t state : 3; /* 0 new, NM_ST_OPEN, NM_ST_CLOSED; NM_ST_VIA: reached by a link or a drop */
+    uint32_t pos : 29;  /* SpanAstar: an open span's place in the indexed heap */
 } nm_snode;
+
+#define NM_SEARCH_MAX_SPANS (1u << 29) /* pos's range: a window holds fewer spans */
+
+/* SpanAstar's indexed heap: the same 4-ary (f, key) heap with one entry per open span (key's low
+ * 32 bits), whose place is kept in node[span].pos, so a lower g moves the entry up instead of
+ * pushing a second one (on a Full demo window 40 % of the pops were such stale entries). */
+int nm_search_iheap_push(nm_heap *h, nm_snode *node, double f, uint64_t key, nm_error *err);
+void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f);
+nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node);
 
 /* Per-window state of one routeWindow call. */
 typedef struct nm_sctx {

@@ -864,3 +864,57 @@ Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
     free(ref);
     nm_free(h.it);
 }
+
+Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
+{
+    /* SpanAstar's indexed heap: pushes of new keys, lower f for open keys (never higher, as a
+     * lower g), pops; each pop is the (f, key) minimum of the open keys (what the lazy heap pops
+     * once older entries are skipped), and every open key's pos names its entry. */
+    enum { K = 20000, N = 60000 };
+    nm_heap h = {0};
+    nm_error err = {0};
+    nm_snode *node = calloc(K, sizeof *node);
+    double *f = malloc(K * sizeof *f);
+    uint32_t *okeys = malloc(K * sizeof *okeys), nopen = 0, next = 0, decreases = 0;
+    cr_assert(node && f && okeys);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int op = 0; op < N; op++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const int kind = (int)((x >> 3) % 8);
+        if ((kind < 3 || !nopen) && next < K) { /* a new key, keys pushed in random order */
+            const uint32_t k = (uint32_t)(((uint64_t)next++ * 7919u) % K);
+            f[k] = (double)((x >> 40) % 128) * 0.25;
+            okeys[nopen++] = k;
+            cr_assert_eq(nm_search_iheap_push(&h, node, f[k], k, &err), NM_OK);
+        } else if (kind < 6 && nopen) { /* a lower (or equal) f for an open key */
+            const uint32_t k = okeys[(x >> 20) % nopen];
+            f[k] -= (double)((x >> 40) % 5) * 0.25;
+            nm_search_iheap_decrease(&h, node, node[k].pos, f[k]);
+            decreases++;
+        } else if (nopen) {
+            uint32_t m = 0;
+            for (uint32_t i = 1; i < nopen; i++) {
+                const uint32_t a = okeys[i], b = okeys[m];
+                if (f[a] < f[b] || (f[a] == f[b] && a < b))
+                    m = i;
+            }
+            const uint32_t k = okeys[m];
+            const nm_heap_item got = nm_search_iheap_pop(&h, node);
+            cr_assert(got.key == k && got.f == f[k], "op %d: popped (%g, %llu), least (%g, %u)",
+                      op, got.f, (unsigned long long)got.key, f[k], k);
+            okeys[m] = okeys[--nopen];
+        }
+        cr_assert_eq(h.n, nopen);
+        if (op % 997 == 0)
+            for (uint32_t i = 0; i < nopen; i++)
+                cr_assert(node[okeys[i]].pos < h.n && h.it[node[okeys[i]].pos].key == okeys[i],
+                          "op %d: pos of %u", op, okeys[i]);
+    }
+    cr_assert_gt(decreases, N / 4);
+    free(node);
+    free(f);
+    free(okeys);
+    nm_free(h.it);
+}
