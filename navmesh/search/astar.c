@@ -487,19 +487,10 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         nm_heap_item it = nm_search_iheap_pop(&s->heap, node);
         const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
         nm_snode *const nu = &node[u];
-        if (s->heap.n) { /* the next pop's node and rows, fetched while this one expands */
-            const uint64_t nk = s->heap.it[0].key;
-            const uint32_t nc = (uint32_t)(nk >> 32);
-            __builtin_prefetch(&node[(uint32_t)nk]);
-            __builtin_prefetch(&t->sp_h[(uint32_t)nk]);
-            for (int r = -1; r <= 1; r++) {
-                const int64_t c = (int64_t)nc + r * (int64_t)s->nx;
-                if (c >= 0 && c < (int64_t)s->ncell) {
-                    const int64_t k = nm_span_cell_index(t, (uint32_t)c);
-                    if (k >= 0)
-                        __builtin_prefetch(&t->cs[k]);
-                }
-            }
+        if (s->heap.n) { /* the next pop's node, fetched while this one expands */
+            const uint32_t nk = (uint32_t)s->heap.it[0].key;
+            __builtin_prefetch(&node[nk]);
+            __builtin_prefetch(&t->sp_h[nk]);
         }
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
         if (q->give_up > 0 && it.f >= q->give_up)

@@ -688,9 +688,11 @@ static int access_channel(leg *L, nm_error *err)
     int rc = nm_search_access_init(&L->aw, s->ncell, err);
     if (rc)
         return rc;
+    uint8_t *const chan0 = L->chan0, *const limw = L->limw; /* locals: the byte stores would
+                                                                 alias the leg's pointers */
     for (uint32_t c = 0; c < s->ncell; c++) {
-        L->chan0[c] = (uint8_t)(w->dist[c] >= NM_kClrPref);
-        L->limw[c] = (uint8_t)(L->chan0[c] || (w->medial && w->medial[c]));
+        chan0[c] = (uint8_t)(w->dist[c] >= NM_kClrPref);
+        limw[c] = (uint8_t)(chan0[c] || (w->medial && w->medial[c]));
     }
     if ((rc = endpoint_chains(L, err)) || o->status != NM_SEARCH_OK)
         return rc;
