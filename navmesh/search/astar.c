@@ -3,11 +3,15 @@
  * usable spans, RiseOk with the window's fall gate, off-mesh links), SpanAstar with its Lazy
  * Theta* mode, CostAstar of the cell-level fallback, the linked check and the expansion of a
  * parent chain back into a cell path. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "search/search_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* Neighbour order of every expansion: row-major offsets around the cell. */
 static const int k_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
@@ -22,18 +26,24 @@ static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
     return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
+static int heap_grow(nm_heap *h, nm_error *err)
+{
+    size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
+    if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
+    nm_heap_item *p = nm_realloc(h->it, bytes);
+    if (!p)
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
+    h->it = p;
+    h->cap = nc;
+    return NM_OK;
+}
+
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
 {
-    if (h->n == h->cap) { /* rare: the heap starts at the window's span count */
-        size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
-        if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
-            return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
-        nm_heap_item *p = nm_realloc(h->it, bytes);
-        if (!p)
-            return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
-        h->it = p;
-        h->cap = nc;
-    }
+    int rc;
+    if (h->n == h->cap && (rc = heap_grow(h, err))) /* rare: kept across the solves */
+        return rc;
     size_t i = h->n++;
     const nm_heap_item x = {f, key};
     while (i > 0) {
@@ -47,28 +57,124 @@ int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
     return NM_OK;
 }
 
+/* (f, key) order without a branch: the child picked at each level is data dependent, and a
+ * mispredicted branch per comparison was most of a pop's time. */
+static inline bool item_less_nb(const nm_heap_item *a, const nm_heap_item *b)
+{
+    return (a->f < b->f) | ((a->f == b->f) & (a->key < b->key));
+}
+
 nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
     const nm_heap_item top = h->it[0], x = h->it[--h->n];
     const size_t n = h->n;
+    nm_heap_item *const it = h->it;
     size_t i = 0;
     for (;;) {
         const size_t c0 = 4 * i + 1;
-        if (c0 >= n)
-            break;
         size_t m = c0;
-        const size_t end = c0 + 4 < n ? c0 + 4 : n;
-        for (size_t c = c0 + 1; c < end; c++)
-            if (item_less(&h->it[c], &h->it[m]))
-                m = c;
-        if (!item_less(&h->it[m], &x))
+        if (c0 + 4 <= n) { /* four children: the smallest in three selects */
+            const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
+            const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
+            m = a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
+        } else {
+            if (c0 >= n)
+                break;
+            for (size_t c = c0 + 1; c < n; c++)
+                if (item_less(&it[c], &it[m]))
+                    m = c;
+        }
+        if (!item_less(&it[m], &x))
             break;
-        h->it[i] = h->it[m];
+        it[i] = it[m];
         i = m;
     }
     if (n)
-        h->it[i] = x;
+        it[i] = x;
     return top;
+}
+
+/* The indexed heap: every write of an entry records its place in its span's node. */
+static inline void iheap_put(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+{
+    h->it[i] = x;
+    node[(uint32_t)x.key].pos = (uint32_t)i;
+}
+
+static void iheap_up(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+{
+    while (i > 0) {
+        const size_t p = (i - 1) / 4;
+        if (!item_less(&x, &h->it[p]))
+            break;
+        iheap_put(h, node, i, h->it[p]);
+        i = p;
+    }
+    iheap_put(h, node, i, x);
+}
+
+int nm_search_iheap_push(nm_heap *h, nm_snode *node, double f, uint64_t key, nm_error *err)
+{
+    int rc;
+    if (h->n == h->cap && (rc = heap_grow(h, err)))
+        return rc;
+    iheap_up(h, node, h->n++, (nm_heap_item){f, key});
+    return NM_OK;
+}
+
+/* The entry at pos gets a lower (or equal) f: it can only move up. */
+void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f)
+{
+    nm_heap_item x = h->it[pos];
+    x.f = f;
+    iheap_up(h, node, pos, x);
+}
+
+nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
+{
+    const nm_heap_item top = h->it[0], x = h->it[--h->n];
+    const size_t n = h->n;
+    nm_heap_item *const it = h->it;
+    size_t i = 0;
+    for (;;) {
+        const size_t c0 = 4 * i + 1;
+        size_t m = c0;
+        if (c0 + 4 <= n) {
+            const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
+            const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
+            m = a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
+        } else {
+            if (c0 >= n)
+                break;
+            for (size_t c = c0 + 1; c < n; c++)
+                if (item_less(&it[c], &it[m]))
+                    m = c;
+        }
+        if (!item_less(&it[m], &x))
+            break;
+        iheap_put(h, node, i, it[m]);
+        i = m;
+    }
+    if (n)
+        iheap_put(h, node, i, x);
+    return top;
+}
+
+/* Transparent huge pages for a large work array where the kernel offers them on request: the
+ * searches read their node records at random over tens of MB, a TLB miss per read with 4 KB
+ * pages. The 2 MB-aligned interior of the block is advised; a refusal changes nothing. */
+static void want_huge_pages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    const uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (p && b > a)
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
@@ -85,6 +191,9 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->ny = (uint32_t)w->win.ny;
     s->ncell = s->nx * s->ny;
     s->nspans = w->spans.nspans;
+    if (s->nspans >= NM_SEARCH_MAX_SPANS)
+        return nm_fail(err, NM_ERR_ARG, "search: window of %u spans: over the search's limit (%u)",
+                       s->nspans, NM_SEARCH_MAX_SPANS);
     size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
@@ -92,17 +201,17 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
-    s->g = nm_malloc(nn * sizeof *s->g);
-    s->par = nm_malloc(nn * sizeof *s->par);
-    s->state = nm_malloc(nn);
+    s->node = nm_calloc(nn, sizeof *s->node);
+    want_huge_pages(s->node, nn * sizeof *s->node);
+    s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);
     s->touched = nm_malloc(nn * sizeof *s->touched);
-    s->dirty = true;
+    s->dirty = false; /* calloc: every state 0 */
     s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
     s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->g || !s->par ||
-        !s->state || !s->queue || !s->seen || !s->touched || !s->heap.it) {
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->node || !s->closed ||
+        !s->queue || !s->seen || !s->touched || !s->heap.it) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
@@ -149,9 +258,8 @@ void nm_search_ctx_free(nm_sctx *s)
     nm_free(s->lk_idx);
     nm_free(s->lk_bycell);
     nm_free(s->lk_has);
-    nm_free(s->g);
-    nm_free(s->par);
-    nm_free(s->state);
+    nm_free(s->node);
+    nm_free(s->closed);
     nm_free(s->queue);
     nm_free(s->seen);
     nm_free(s->touched);
@@ -268,24 +376,31 @@ static bool is_goal(const nm_ends *e, uint32_t k)
 static void reset_span_nodes(nm_sctx *s)
 {
     if (s->dirty) {
-        memset(s->state, 0, s->nspans);
+        for (uint32_t k = 0; k < s->nspans; k++)
+            s->node[k].state = 0;
+        memset(s->closed, 0, ((size_t)s->nspans / 64 + 1) * sizeof *s->closed);
         s->dirty = false;
     } else {
-        for (uint32_t i = 0; i < s->ntouched; i++)
-            s->state[s->touched[i]] = 0;
+        for (uint32_t i = 0; i < s->ntouched; i++) {
+            const uint32_t k = s->touched[i];
+            s->node[k].state = 0;
+            s->closed[k >> 6] = 0; /* every closed span was touched */
+        }
     }
     s->ntouched = 0;
     s->heap.n = 0;
 }
 
+static inline bool span_closed(const nm_sctx *s, uint32_t k)
+{
+    return (s->closed[k >> 6] >> (k & 63)) & 1u;
+}
+
 static void reset_nodes(nm_sctx *s, uint32_t n)
 {
     s->dirty = true; /* the cell level reuses the node arrays */
-    for (uint32_t k = 0; k < n; k++) {
-        s->g[k] = INFINITY;
-        s->par[k] = NM_SEARCH_NONE;
-    }
-    memset(s->state, 0, n);
+    for (uint32_t k = 0; k < n; k++)
+        s->node[k] = (nm_snode){INFINITY, NM_SEARCH_NONE, 0, 0};
     s->heap.n = 0;
 }
 
@@ -303,11 +418,11 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
             continue;
         uint32_t f, n = nm_span_cell_spans(s->t, wc, &f);
         for (uint32_t k = f; k < f + n; k++) {
-            if (!(s->state[k] & NM_ST_CLOSED))
+            if (!span_closed(s, k))
                 continue;
             if (!nm_search_edge_ok(s, &q->mask, k, -k_dx[d], -k_dy[d], u))
                 continue;
-            double c = s->g[k] + step_price(&q->price, wc, uc, k_dx[d] && k_dy[d]);
+            double c = s->node[k].g + step_price(&q->price, wc, uc, k_dx[d] && k_dy[d]);
             if (c < best - NM_SEARCH_EPS) {
                 best = c;
                 bw = k;
@@ -317,9 +432,17 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
     }
     if (bw == NM_SEARCH_NONE)
         return;
-    s->g[u] = best;
-    s->par[u] = bw;
-    s->state[u] = (uint8_t)((s->state[u] & (NM_ST_OPEN | NM_ST_CLOSED)) | (bdrop ? NM_ST_VIA : 0));
+    nm_snode *nu = &s->node[u];
+    nu->g = best;
+    nu->par = bw;
+    nu->state = (uint8_t)((nu->state & (NM_ST_OPEN | NM_ST_CLOSED)) | (bdrop ? NM_ST_VIA : 0));
+}
+
+/* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
+ * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
+static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
+{
+    return (uint64_t)t->sp_cell[k] << 32 | k;
 }
 
 /* Lazy Theta*: the via flag means "reached by a link or a drop"; such nodes pass no parent to a
@@ -329,6 +452,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
 {
     const nm_span_table *t = s->t;
     const nm_window *w = s->w;
+    nm_snode *const node = s->node;
     *chain_sp = NULL;
     *chain_via = NULL;
     *n = 0;
@@ -336,13 +460,11 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const uint32_t gc = e->goal_cell;
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
-    s->g[e->start_span] = 0.0;
-    s->par[e->start_span] = NM_SEARCH_NONE;
-    int rc = nm_search_heap_push(&s->heap, cell_dist(s, t->sp_cell[e->start_span], gc),
-                                 e->start_span, err);
+    node[e->start_span] = (nm_snode){0.0, NM_SEARCH_NONE, NM_ST_OPEN, 0};
+    int rc = nm_search_iheap_push(&s->heap, node, cell_dist(s, t->sp_cell[e->start_span], gc),
+                                  span_key(t, e->start_span), err);
     if (rc)
         return rc;
-    s->state[e->start_span] = NM_ST_OPEN;
     s->touched[s->ntouched++] = e->start_span;
     /* nm_search_step_banned per neighbour d: the bit of the step (canonical direction i: bit 2i
      * of the cell left; the reverse of i: bit 2i + 1 of the cell entered) */
@@ -359,32 +481,38 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         }
     uint32_t found = NM_SEARCH_NONE;
     while (s->heap.n) {
-        nm_heap_item it = nm_search_heap_pop(&s->heap);
-        const uint32_t u = (uint32_t)it.key; /* the key is the span */
-        /* Entries of u left behind by a lower g are not checked: the newest entry has the
-         * smallest f, pops first and closes u, and older ones find u closed. */
-        if (s->state[u] & NM_ST_CLOSED)
-            continue;
-        const uint32_t uc = t->sp_cell[u];
+        /* one entry per open span: a lower g moved it up (its f = g + h with h fixed per span
+         * only falls), so these are the pops of a heap with an entry per push minus the older
+         * entries, which found their span closed */
+        nm_heap_item it = nm_search_iheap_pop(&s->heap, node);
+        const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
+        nm_snode *const nu = &node[u];
+        if (s->heap.n) { /* the next pop's node, fetched while this one expands */
+            const uint32_t nk = (uint32_t)s->heap.it[0].key;
+            __builtin_prefetch(&node[nk]);
+            __builtin_prefetch(&t->sp_h[nk]);
+        }
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
         if (q->give_up > 0 && it.f >= q->give_up)
             return 2; /* #6219: the final cost cannot fall below the popped f */
         /* 弹出: check the parent's sight once; reparent through the expansion rules */
-        if (q->los && s->par[u] != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
-            !q->los(q->los_ctx, q->solidc, s->par[u], u))
+        if (q->los && nu->par != NM_SEARCH_NONE && !(nu->state & NM_ST_VIA) &&
+            !q->los(q->los_ctx, q->solidc, nu->par, u))
             reparent(s, q, u);
-        s->state[u] |= NM_ST_CLOSED;
+        nu->state |= NM_ST_CLOSED;
+        s->closed[u >> 6] |= (uint64_t)1 << (u & 63);
         if (uc == gc && is_goal(e, u)) {
             found = u;
             break;
         }
-        const double gu = s->g[u];
-        const uint32_t pu = s->par[u];
-        const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(s->state[u] & NM_ST_VIA) &&
+        const double gu = nu->g;
+        const uint32_t pu = nu->par;
+        const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(nu->state & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
         /* the chords' parent cell, divided once a pop (cell_dist's integers) */
         const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
         const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
+        const double gpu = chord_from ? node[pu].g : 0.0;
         const float pr_u = nm_search_price_at(&q->price, uc);
         const float hu = t->sp_h[u];
         for (int d = 0; d < 8; d++) {
@@ -399,8 +527,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             const bool diag = dx && dy;
             int cell_ok = -1; /* the cell part of the edge rule, judged once per neighbour */
             for (uint32_t v = f; v < f + cnt; v++) {
-                if (s->state[v] & NM_ST_CLOSED) /* #6214: closed spans are not relaxed */
+                if (span_closed(s, v)) /* #6214: closed spans are not relaxed */
                     continue;
+                nm_snode *const nv = &node[v];
                 if (cell_ok < 0) /* mask, no corner cutting, step bits */
                     cell_ok = nm_mask_in(&q->mask, vc) &&
                               (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
@@ -417,22 +546,27 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
                 uint32_t np = u;
                 if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
-                    double cd = s->g[pu] + hypot(pi - (double)vi, pj - (double)vj);
+                    double cd = gpu + hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;
                         ndp = cd;
                     }
                 }
-                if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
-                    if (!s->state[v])
+                if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
+                    const bool was_open = nv->state;
+                    nv->g = ndp;
+                    nv->par = np;
+                    nv->state = NM_ST_OPEN | (drop ? NM_ST_VIA : 0);
+                    const double fv =
+                        ndp + hypot((double)vi - (double)gi, (double)vj - (double)gj);
+                    if (was_open) {
+                        nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
+                    } else {
                         s->touched[s->ntouched++] = v;
-                    s->g[v] = ndp;
-                    s->par[v] = np;
-                    s->state[v] = (uint8_t)(NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
-                    const double hv = hypot((double)vi - (double)gi, (double)vj - (double)gj);
-                    rc = nm_search_heap_push(&s->heap, ndp + hv, v, err);
-                    if (rc)
-                        return rc;
+                        rc = nm_search_iheap_push(&s->heap, node, fv, (uint64_t)vc << 32 | v, err);
+                        if (rc)
+                            return rc;
+                    }
                 }
             }
         }
@@ -441,26 +575,32 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
-            if ((s->state[v] & NM_ST_CLOSED) || !nm_mask_in(&q->mask, lk->to_cell) ||
+            nm_snode *const nv = &node[v];
+            if (span_closed(s, v) || !nm_mask_in(&q->mask, lk->to_cell) ||
                 !(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
-            if (ndp < (s->state[v] ? s->g[v] : INFINITY) - NM_SEARCH_EPS) {
-                if (!s->state[v])
+            if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
+                const bool was_open = nv->state;
+                nv->g = ndp;
+                nv->par = u;
+                nv->state = NM_ST_OPEN | NM_ST_VIA;
+                const double fv = ndp + cell_dist(s, lk->to_cell, gc);
+                if (was_open) {
+                    nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
+                } else {
                     s->touched[s->ntouched++] = v;
-                s->g[v] = ndp;
-                s->par[v] = u;
-                s->state[v] = NM_ST_OPEN | NM_ST_VIA;
-                rc = nm_search_heap_push(&s->heap, ndp + cell_dist(s, lk->to_cell, gc), v, err);
-                if (rc)
-                    return rc;
+                    rc = nm_search_iheap_push(&s->heap, node, fv, span_key(t, v), err);
+                    if (rc)
+                        return rc;
+                }
             }
         }
     }
     if (found == NM_SEARCH_NONE)
         return 0;
     uint32_t len = 0;
-    for (uint32_t k = found; k != NM_SEARCH_NONE; k = s->par[k])
+    for (uint32_t k = found; k != NM_SEARCH_NONE; k = node[k].par)
         len++;
     uint32_t *sp = nm_malloc((size_t)len * sizeof *sp);
     uint8_t *via = nm_malloc(len);
@@ -470,13 +610,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         return nm_fail(err, NM_ERR_NOMEM, "search: path of %u nodes: out of memory", len);
     }
     uint32_t i = len;
-    for (uint32_t k = found; k != NM_SEARCH_NONE; k = s->par[k]) {
+    for (uint32_t k = found; k != NM_SEARCH_NONE; k = node[k].par) {
         --i;
         sp[i] = k;
         via[i] = 0;
-        if (s->par[k] != NM_SEARCH_NONE && (s->state[k] & NM_ST_VIA)) {
+        if (node[k].par != NM_SEARCH_NONE && (node[k].state & NM_ST_VIA)) {
             /* a link when the two cells are not neighbours or a link joins them */
-            uint32_t p = s->par[k];
+            uint32_t p = node[k].par;
             bool link = false;
             for (uint32_t l = s->lk_off[p]; l < s->lk_off[p + 1]; l++)
                 if (w->links[s->lk_idx[l]].to_span == k)
@@ -492,7 +632,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_sp = sp;
     *chain_via = via;
     *n = len;
-    *cost = s->g[found];
+    *cost = node[found].g;
     return 1;
 }
 
@@ -526,21 +666,16 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     *via = NULL;
     *n = 0;
     if (s->nnodes < s->ncell) { /* cell nodes: grown once, before the search loop */
-        double *g = nm_realloc(s->g, (size_t)s->ncell * sizeof *g);
-        if (g)
-            s->g = g;
-        uint32_t *par = g ? nm_realloc(s->par, (size_t)s->ncell * sizeof *par) : NULL;
-        if (par)
-            s->par = par;
-        uint8_t *st = par ? nm_realloc(s->state, s->ncell) : NULL;
-        if (!st)
+        nm_snode *nd = nm_realloc(s->node, (size_t)s->ncell * sizeof *nd);
+        if (!nd)
             return nm_fail(err, NM_ERR_NOMEM, "search: CostAstar: %u cells: out of memory",
                            s->ncell);
-        s->state = st;
+        s->node = nd;
         s->nnodes = s->ncell;
     }
     reset_nodes(s, s->ncell);
-    s->g[start] = 0.0;
+    nm_snode *const node = s->node;
+    node[start].g = 0.0;
     int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), err);
     if (rc)
         return rc;
@@ -548,22 +683,20 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     while (s->heap.n) {
         nm_heap_item it = nm_search_heap_pop(&s->heap);
         const uint32_t u = (uint32_t)(it.key & UINT32_MAX) * s->nx + (uint32_t)(it.key >> 32);
-        if (s->state[u] & NM_ST_CLOSED) /* older entries of u: see SpanAstar */
+        if (node[u].state & NM_ST_CLOSED) /* older entries of u: see SpanAstar */
             continue;
-        s->state[u] |= NM_ST_CLOSED;
+        node[u].state |= NM_ST_CLOSED;
         if (u == goal) {
             found = true;
             break;
         }
         for (int d = 0; d < 8; d++) {
             uint32_t v;
-            if (!cell_edge_ok(s, m, u, k_dx[d], k_dy[d], &v) || (s->state[v] & NM_ST_CLOSED))
+            if (!cell_edge_ok(s, m, u, k_dx[d], k_dy[d], &v) || (node[v].state & NM_ST_CLOSED))
                 continue;
-            double nd = s->g[u] + step_price(price, u, v, k_dx[d] && k_dy[d]);
-            if (nd < s->g[v] - NM_SEARCH_EPS) {
-                s->g[v] = nd;
-                s->par[v] = u;
-                s->state[v] = NM_ST_OPEN;
+            double nd = node[u].g + step_price(price, u, v, k_dx[d] && k_dy[d]);
+            if (nd < node[v].g - NM_SEARCH_EPS) {
+                node[v] = (nm_snode){nd, u, NM_ST_OPEN, 0};
                 if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
@@ -576,13 +709,11 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                       ? &s->w->links[s->lk_bycell[pos]]
                       : NULL) {
             uint32_t v = lk->to_cell;
-            if ((s->state[v] & NM_ST_CLOSED) || !nm_mask_in(m, v))
+            if ((node[v].state & NM_ST_CLOSED) || !nm_mask_in(m, v))
                 continue;
-            double nd = s->g[u] + lk->cost;
-            if (nd < s->g[v] - NM_SEARCH_EPS) {
-                s->g[v] = nd;
-                s->par[v] = u;
-                s->state[v] = NM_ST_OPEN | NM_ST_VIA;
+            double nd = node[u].g + lk->cost;
+            if (nd < node[v].g - NM_SEARCH_EPS) {
+                node[v] = (nm_snode){nd, u, NM_ST_OPEN | NM_ST_VIA, 0};
                 if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
@@ -592,7 +723,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     if (!found)
         return 0;
     uint32_t len = 0;
-    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = s->par[k])
+    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = node[k].par)
         len++;
     uint32_t *out = nm_malloc((size_t)len * sizeof *out);
     uint8_t *vv = nm_malloc(len);
@@ -602,15 +733,15 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
         return nm_fail(err, NM_ERR_NOMEM, "search: cell path of %u cells: out of memory", len);
     }
     uint32_t i = len;
-    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = s->par[k]) {
+    for (uint32_t k = goal; k != NM_SEARCH_NONE; k = node[k].par) {
         --i;
         out[i] = k;
-        vv[i] = (s->state[k] & NM_ST_VIA) && s->par[k] != NM_SEARCH_NONE ? 1 : 0;
+        vv[i] = (node[k].state & NM_ST_VIA) && node[k].par != NM_SEARCH_NONE ? 1 : 0;
     }
     *cells = out;
     *via = vv;
     *n = len;
-    *cost = s->g[goal];
+    *cost = node[goal].g;
     return 1;
 }
 

@@ -20,8 +20,8 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
     const nm_span_table *t = s->t;
     uint32_t head = 0, tail = 0;
     for (uint32_t k = 0; k < nseed; k++)
-        if (!(s->state[seeds[k]] & bit)) {
-            s->state[seeds[k]] |= bit;
+        if (!(s->node[seeds[k]].state & bit)) {
+            s->node[seeds[k]].state |= bit;
             queue[tail++] = seeds[k];
         }
     while (head < tail) {
@@ -33,13 +33,13 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
                 continue;
             uint32_t vc = (uint32_t)(vj * s->nx + vi), f, n = nm_span_cell_spans(t, vc, &f);
             for (uint32_t v = f; v < f + n; v++) {
-                if (s->state[v] & bit)
+                if (s->node[v].state & bit)
                     continue;
                 bool ok = reverse ? (nm_mask_in(m, uc) &&
                                      nm_search_edge_ok(s, m, v, -k_dx[d], -k_dy[d], u))
                                   : nm_search_edge_ok(s, m, u, k_dx[d], k_dy[d], v);
                 if (ok && (s->w->sp_bits[v] & NM_SP_REACH) && nm_mask_in(m, vc)) {
-                    s->state[v] |= bit;
+                    s->node[v].state |= bit;
                     queue[tail++] = v;
                 }
             }
@@ -47,16 +47,16 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
         if (!reverse) {
             for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
                 const nm_window_link *lk = &s->w->links[s->lk_idx[l]];
-                if (!(s->state[lk->to_span] & bit) && nm_mask_in(m, lk->to_cell)) {
-                    s->state[lk->to_span] |= bit;
+                if (!(s->node[lk->to_span].state & bit) && nm_mask_in(m, lk->to_cell)) {
+                    s->node[lk->to_span].state |= bit;
                     queue[tail++] = lk->to_span;
                 }
             }
         } else {
             for (uint32_t l = rl_off[u]; l < rl_off[u + 1]; l++) {
                 const nm_window_link *lk = &s->w->links[rl_idx[l]];
-                if (!(s->state[lk->from_span] & bit) && nm_mask_in(m, lk->from_cell)) {
-                    s->state[lk->from_span] |= bit;
+                if (!(s->node[lk->from_span].state & bit) && nm_mask_in(m, lk->from_cell)) {
+                    s->node[lk->from_span].state |= bit;
                     queue[tail++] = lk->from_span;
                 }
             }
@@ -92,7 +92,8 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
     rl_off[0] = 0;
 
     const nm_mask core = {w->core, NULL}; /* the widest walkable mask */
-    memset(s->state, 0, s->nspans);
+    for (uint32_t k = 0; k < s->nspans; k++)
+        s->node[k].state = 0;
     s->dirty = true; /* the flood bits are not in SpanAstar's touched list */
     uint32_t gl[16], ng = 0;
     for (uint32_t k = 0; k < ngoal && ng < 16; k++)
@@ -109,7 +110,7 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
         src[c] = NM_SEARCH_NONE;
     }
     for (uint32_t k = 0; k < s->nspans; k++)
-        if (s->state[k] & RB) {
+        if (s->node[k].state & RB) {
             uint32_t c = s->t->sp_cell[k];
             d[c] = 0;
             src[c] = c;
@@ -137,7 +138,7 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
     }
     uint32_t best = NM_SEARCH_NONE;
     for (uint32_t k = 0; k < s->nspans; k++) {
-        if (!(s->state[k] & RA))
+        if (!(s->node[k].state & RA))
             continue;
         uint32_t c = s->t->sp_cell[k];
         if (d[c] == INT32_MAX)

@@ -32,6 +32,14 @@ typedef struct leg {
     int64_t rsi, rsj, rgi, rgj; /* raw endpoint cells (trunc) */
     double give_up;
     double t0;              /* entry time, ms */
+    int base_level, topo_level; /* the solves' levels (0 walk, 1 core, 2 cell) */
+    /* arrays handed from step to step (leg_free frees what is left) */
+    uint8_t *chan0;           /* [ncell] open channel: clearance >= kClrPref */
+    uint8_t *limw;            /* [ncell] the topology layer's channel */
+    uint8_t *open;            /* [nlinks] links whose access chains are open */
+    nm_access_work aw;        /* access chains' work arrays, until the topology layer ends */
+    const uint8_t *topo_lim;  /* the topology solve's lim: limw, or NULL (whole window) */
+    uint8_t *limg, *solidc;   /* [ncell] the corridor and the open area of the geometry layer */
 } leg;
 
 typedef struct solve_res {
@@ -451,16 +459,17 @@ static int keep_mask(leg *L, const uint8_t *lim, int level, nm_error *err)
     return NM_OK;
 }
 
-static int run(leg *L, nm_error *err)
+/* ---- routeWindow's steps (两段搜索), one function each; run() calls them in the article's order.
+ * A step that ends the leg (escalation or failure) sets out->status and returns NM_OK. */
+
+/* 掩膜与吸附锚点: the raw endpoint cells, the start and goal anchors (declared decks first), the
+ * snap distances and the small window's limit1 check. */
+static int snap_anchors(leg *L)
 {
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
     const nm_search_request *req = L->req;
     nm_search_result *o = L->out;
-    const double t0 = L->t0; /* 拓扑段 counts from routeWindow's entry (walk mask included) */
-    int rc;
-
-    /* ---- 掩膜与吸附锚点 ---- */
     L->rsi = trunc_cell(req->sx, w->win.x0);
     L->rsj = trunc_cell(req->sy, w->win.y0);
     L->rgi = trunc_cell(req->gx, w->win.x0);
@@ -528,11 +537,60 @@ static int run(leg *L, nm_error *err)
     if (req->small && (L->ds / NM_kCS >= req->limit1 || L->dg / NM_kCS >= req->limit1))
         return escalate(o, NM_SEARCH_ESC_SNAP_FAR, "snap distance reaches limit1");
     L->give_up = req->give_up > 0 ? req->give_up : req->limit2 - (L->ds + L->dg) / NM_kCS + 1.0;
+    return NM_OK;
+}
 
-    /* ---- 基线 ---- */
+/* 诊断: the baseline found no path in the last tier: the gap location and the failure sentence
+ * (终点面不可达 with the goal anchor's decks, or 两端不连通). */
+static int baseline_failed(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    const nm_search_request *req = L->req;
+    nm_search_result *o = L->out;
+    uint32_t a, b;
+    double d;
+    int rc = nm_search_locate_gap_ctx(s, L->e.start_span, L->e.goals, L->e.ngoal, &a, &b, &d, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        o->has_gap = true;
+        o->gap_sx = w->win.x0 + ((double)(a % s->nx) + 0.5) * NM_kCS;
+        o->gap_sy = w->win.y0 + ((double)(a / s->nx) + 0.5) * NM_kCS;
+        o->gap_gx = w->win.x0 + ((double)(b % s->nx) + 0.5) * NM_kCS;
+        o->gap_gy = w->win.y0 + ((double)(b / s->nx) + 0.5) * NM_kCS;
+        o->gap_dist = d;
+    }
+    o->status = NM_SEARCH_FAIL;
+    if (req->goal_deck_set) {
+        o->fail_kind = NM_SEARCH_FAIL_DECK_UNREACHABLE;
+        int len = snprintf(o->message, sizeof o->message,
+                           "search: goal deck unreachable: deck %.2f m; goal anchor spans:",
+                           req->goal_deck);
+        uint32_t f, n = nm_span_cell_spans(s->t, L->e.goal_cell, &f);
+        for (uint32_t k = f; k < f + n && len > 0 && (size_t)len < sizeof o->message; k++)
+            if (w->sp_bits[k] & NM_SP_REACH)
+                len += snprintf(o->message + len, sizeof o->message - (size_t)len, " %.2f",
+                                (double)s->t->sp_h[k]);
+    } else {
+        o->fail_kind = NM_SEARCH_FAIL_DISCONNECTED;
+        snprintf(o->message, sizeof o->message, "search: start and goal are not connected%s",
+                 o->has_gap ? " (gap located)" : "");
+    }
+    return NM_OK;
+}
+
+/* 基线: unit price on walk, the cell-level fallback allowed; the path and 收尾检查 1's input (is
+ * the raw goal cell cut off from the baseline's reach set). */
+static int baseline(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    nm_search_result *o = L->out;
     const nm_search_price unit = {NULL, 1.0F, 1.0F};
     solve_res base;
-    if ((rc = solve(L, NULL, &unit, NULL, NULL, true, false, L->give_up, &base, err)))
+    int rc = solve(L, NULL, &unit, NULL, NULL, true, false, L->give_up, &base, err);
+    if (rc)
         return rc;
     o->start_anchor = L->e.start_cell; /* the cell-level fallback may re-snap */
     o->goal_anchor = L->e.goal_cell;
@@ -541,42 +599,13 @@ static int run(leg *L, nm_error *err)
     if (!base.found) {
         const int esc = base.esc;
         solve_res_free(&base);
-        if (req->small)
+        if (L->req->small)
             return escalate(o, esc ? esc : NM_SEARCH_ESC_BASE_NO_PATH, "baseline found no path");
-        uint32_t a, b;
-        double d;
-        rc = nm_search_locate_gap_ctx(s, L->e.start_span, L->e.goals, L->e.ngoal, &a, &b, &d, err);
-        if (rc < 0)
-            return rc;
-        if (rc == 1) {
-            o->has_gap = true;
-            o->gap_sx = w->win.x0 + ((double)(a % s->nx) + 0.5) * NM_kCS;
-            o->gap_sy = w->win.y0 + ((double)(a / s->nx) + 0.5) * NM_kCS;
-            o->gap_gx = w->win.x0 + ((double)(b % s->nx) + 0.5) * NM_kCS;
-            o->gap_gy = w->win.y0 + ((double)(b / s->nx) + 0.5) * NM_kCS;
-            o->gap_dist = d;
-        }
-        o->status = NM_SEARCH_FAIL;
-        if (req->goal_deck_set) {
-            o->fail_kind = NM_SEARCH_FAIL_DECK_UNREACHABLE;
-            int len = snprintf(
-                o->message, sizeof o->message,
-                "search: goal deck unreachable: deck %.2f m; goal anchor spans:", req->goal_deck);
-            uint32_t f, n = nm_span_cell_spans(s->t, L->e.goal_cell, &f);
-            for (uint32_t k = f; k < f + n && len > 0 && (size_t)len < sizeof o->message; k++)
-                if (w->sp_bits[k] & NM_SP_REACH)
-                    len += snprintf(o->message + len, sizeof o->message - (size_t)len, " %.2f",
-                                    (double)s->t->sp_h[k]);
-        } else {
-            o->fail_kind = NM_SEARCH_FAIL_DISCONNECTED;
-            snprintf(o->message, sizeof o->message, "search: start and goal are not connected%s",
-                     o->has_gap ? " (gap located)" : "");
-        }
-        return NM_OK;
+        return baseline_failed(L, err);
     }
     rc = to_path(L, &base, &o->base, err);
     o->base_cost = base.cost;
-    const int base_level = base.level;
+    L->base_level = base.level;
     solve_res_free(&base);
     if (rc)
         return rc;
@@ -584,80 +613,91 @@ static int run(leg *L, nm_error *err)
      * (every mask cell at the cell level) */
     if (L->rgi >= 0 && L->rgj >= 0 && L->rgi < s->nx && L->rgj < s->ny) {
         uint32_t gc = (uint32_t)(L->rgj * s->nx + L->rgi);
-        bool reach = base_level == 2   ? true
-                     : base_level == 1 ? (w->core[gc] && nm_search_cell_usable(w, gc))
-                                       : (s->walk[gc] && nm_search_cell_usable(w, gc));
+        bool reach = L->base_level == 2   ? true
+                     : L->base_level == 1 ? (w->core[gc] && nm_search_cell_usable(w, gc))
+                                          : (s->walk[gc] && nm_search_cell_usable(w, gc));
         o->goal_cut_off = s->walk[gc] && !reach;
     }
+    return NM_OK;
+}
 
-    /* ---- 端点接入 and the channel limw ---- */
-    uint8_t *chan0 = nm_malloc(s->ncell), *limw = nm_malloc(s->ncell);
-    uint8_t *open = nm_calloc((size_t)w->nlinks + 1, 1);
-    nm_access_work aw;
-    memset(&aw, 0, sizeof aw);
-    solve_res topo;
-    memset(&topo, 0, sizeof topo);
-    uint8_t *limg = NULL, *solidc = NULL;
-    const uint8_t *topo_lim = limw;
+/* 端点接入: each anchor's access chain to the open channel chan0 (the end that misses chan0 aims
+ * at the whole channel limw in the last tier), marked into limw; limit1 bounds a small window's
+ * chains. */
+static int endpoint_chains(leg *L, nm_error *err)
+{
+    const nm_window *w = L->s.w;
+    nm_search_result *o = L->out;
+    const bool small = L->req->small;
+    const uint32_t ends[2] = {L->e.start_cell, L->e.goal_cell};
+    uint32_t *chains[2] = {NULL, NULL}, nch[2] = {0, 0};
+    int rc = NM_OK;
+    for (int e = 0; e < 2; e++) {
+        int32_t cost;
+        rc = nm_search_access_run(&L->aw, w, L->s.walk, L->chan0, ends[e], 0, &chains[e],
+                                  &nch[e], &cost, err);
+        if (rc < 0)
+            goto out;
+        if (rc == 0) {
+            if (small) {
+                rc = escalate(o, NM_SEARCH_ESC_NO_CHANNEL, "endpoint reaches no open channel");
+                goto out;
+            }
+            rc = nm_search_access_run(&L->aw, w, L->s.walk, L->limw, ends[e], 0, &chains[e],
+                                      &nch[e], &cost, err);
+            if (rc < 0)
+                goto out;
+        }
+        if (rc == 1 && small && (double)cost / 100.0 >= L->req->limit1) {
+            rc = escalate(o, NM_SEARCH_ESC_ACCESS_LONG, "access chain reaches limit1");
+            goto out;
+        }
+    }
+    for (int e = 0; e < 2; e++)
+        if (chains[e])
+            mark_cells(L->limw, chains[e], nch[e]);
+    o->access = nm_malloc(((size_t)nch[0] + nch[1] + 1) * sizeof *o->access);
+    if (!o->access) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "search: access chains: out of memory");
+        goto out;
+    }
+    for (int e = 0; e < 2; e++)
+        for (uint32_t k = 0; k < nch[e]; k++)
+            o->access[o->naccess++] = chains[e][k];
+    rc = NM_OK;
+out:
+    nm_free(chains[0]);
+    nm_free(chains[1]);
+    return rc;
+}
+
+/* The channel limw of the topology layer: chan0 (clearance >= kClrPref) ∪ the medial axis, the
+ * endpoint access chains, linkChains for the links the baseline used, and the drop chains. */
+static int access_channel(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    nm_search_result *o = L->out;
+    L->chan0 = nm_malloc(s->ncell);
+    L->limw = nm_malloc(s->ncell);
+    L->open = nm_calloc((size_t)w->nlinks + 1, 1);
     o->link_open = nm_calloc((size_t)w->nlinks + 1, 1);
     o->nlinks = w->nlinks;
-    if (!chan0 || !limw || !open || !o->link_open) {
-        rc = nm_fail(err, NM_ERR_NOMEM, "search: channel masks: out of memory");
-        goto done;
-    }
-    if (!req->small && nm_search_final_refuses(o)) {
-        o->ms_topo = now_ms() - t0;
-        goto checks;
-    }
-    if ((rc = nm_search_access_init(&aw, s->ncell, err)))
-        goto done;
+    if (!L->chan0 || !L->limw || !L->open || !o->link_open)
+        return nm_fail(err, NM_ERR_NOMEM, "search: channel masks: out of memory");
+    if (!L->req->small && nm_search_final_refuses(o))
+        return NM_OK; /* run() skips the layers (最终判定 is already decided) */
+    int rc = nm_search_access_init(&L->aw, s->ncell, err);
+    if (rc)
+        return rc;
+    uint8_t *const chan0 = L->chan0, *const limw = L->limw; /* locals: the byte stores would
+                                                                 alias the leg's pointers */
     for (uint32_t c = 0; c < s->ncell; c++) {
         chan0[c] = (uint8_t)(w->dist[c] >= NM_kClrPref);
         limw[c] = (uint8_t)(chan0[c] || (w->medial && w->medial[c]));
     }
-    {
-        uint32_t ends[2] = {L->e.start_cell, L->e.goal_cell};
-        uint32_t *chains[2] = {NULL, NULL}, nch[2] = {0, 0};
-        for (int e = 0; e < 2; e++) {
-            int32_t cost;
-            rc = nm_search_access_run(&aw, w, s->walk, chan0, ends[e], 0, &chains[e], &nch[e],
-                                      &cost, err);
-            if (rc < 0)
-                goto chains_done;
-            if (rc == 0) {
-                if (req->small) {
-                    rc = escalate(o, NM_SEARCH_ESC_NO_CHANNEL, "endpoint reaches no open channel");
-                    goto chains_done;
-                }
-                /* only the end that misses chan0 aims at the whole channel limw */
-                rc = nm_search_access_run(&aw, w, s->walk, limw, ends[e], 0, &chains[e], &nch[e],
-                                          &cost, err);
-                if (rc < 0)
-                    goto chains_done;
-            }
-            if (rc == 1 && req->small && (double)cost / 100.0 >= req->limit1) {
-                rc = escalate(o, NM_SEARCH_ESC_ACCESS_LONG, "access chain reaches limit1");
-                goto chains_done;
-            }
-        }
-        for (int e = 0; e < 2; e++)
-            if (chains[e])
-                mark_cells(limw, chains[e], nch[e]);
-        o->access = nm_malloc(((size_t)nch[0] + nch[1] + 1) * sizeof *o->access);
-        if (!o->access) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "search: access chains: out of memory");
-            goto chains_done;
-        }
-        for (int e = 0; e < 2; e++)
-            for (uint32_t k = 0; k < nch[e]; k++)
-                o->access[o->naccess++] = chains[e][k];
-        rc = NM_OK;
-    chains_done:
-        nm_free(chains[0]);
-        nm_free(chains[1]);
-        if (rc || o->status != NM_SEARCH_OK)
-            goto done;
-    }
+    if ((rc = endpoint_chains(L, err)) || o->status != NM_SEARCH_OK)
+        return rc;
     /* link access chains only for the links the baseline used */
     for (uint32_t k = 1; k < o->base.n; k++) {
         if (!o->base.link[k])
@@ -665,144 +705,186 @@ static int run(leg *L, nm_error *err)
         for (uint32_t l = 0; l < w->nlinks; l++)
             if (w->links[l].from_cell == o->base.cell[k - 1] &&
                 w->links[l].to_cell == o->base.cell[k])
-                open[l] = 1;
+                L->open[l] = 1;
     }
-    if ((rc = link_chains(L, &aw, chan0, open, limw, err)))
-        goto done;
-    drop_chains(&o->base, chan0, limw);
+    if ((rc = link_chains(L, &L->aw, L->chan0, L->open, L->limw, err)))
+        return rc;
+    drop_chains(&o->base, L->chan0, L->limw);
+    return NM_OK;
+}
 
-    /* ---- 拓扑层 ---- */
+/* 拓扑层: the clearance price on limw; when the ends are unlinked there, every link's chains and
+ * one retry; then (last tier) the whole window; then the baseline's path stands in. */
+static int topology(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    nm_search_result *o = L->out;
     const nm_search_price multw = {w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
-    if ((rc = solve(L, limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err)))
-        goto done;
+    solve_res topo;
+    L->topo_lim = L->limw;
+    int rc = solve(L, L->limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err);
+    if (rc)
+        return rc;
     if (!topo.found && topo.unlinked && w->nlinks) {
         /* the slit the baseline used may be too narrow: open every link, retry once */
         uint32_t l;
-        for (l = 0; l < w->nlinks && open[l]; l++)
+        for (l = 0; l < w->nlinks && L->open[l]; l++)
             ;
         if (l < w->nlinks) {
-            uint8_t *rest = open;
+            uint8_t *rest = L->open;
             for (l = 0; l < w->nlinks; l++)
                 rest[l] = (uint8_t)!rest[l];
-            if ((rc = link_chains(L, &aw, chan0, rest, limw, err)))
-                goto done;
+            if ((rc = link_chains(L, &L->aw, L->chan0, rest, L->limw, err))) {
+                solve_res_free(&topo);
+                return rc;
+            }
             o->warnings |= NM_SEARCH_WARN_ALL_LINKS;
             solve_res_free(&topo);
-            if ((rc = solve(L, limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err)))
-                goto done;
+            if ((rc = solve(L, L->limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err)))
+                return rc;
         }
     }
-    nm_search_access_free(&aw);
-    nm_free(chan0);
-    chan0 = NULL;
+    nm_search_access_free(&L->aw); /* the access chains' last use */
+    nm_free(L->chan0);
+    L->chan0 = NULL;
     if (!topo.found) {
-        if (req->small) {
-            rc = escalate(o, topo.esc ? topo.esc : NM_SEARCH_ESC_TOPO_NO_PATH,
-                          "topology layer found no path");
-            goto done;
+        if (L->req->small) {
+            const int esc = topo.esc;
+            solve_res_free(&topo);
+            return escalate(o, esc ? esc : NM_SEARCH_ESC_TOPO_NO_PATH,
+                            "topology layer found no path");
         }
         solve_res_free(&topo);
         o->warnings |= NM_SEARCH_WARN_TOPO_FULL;
-        topo_lim = NULL;
+        L->topo_lim = NULL;
         if ((rc = solve(L, NULL, &multw, NULL, NULL, false, true, 0.0, &topo, err)))
-            goto done;
+            return rc;
     }
     if (!topo.found) { /* the baseline's path stands in; the geometry layer does not run */
         o->warnings |= NM_SEARCH_WARN_TOPO_BASE;
-        if ((rc = keep_mask(L, NULL, base_level == 1 ? 1 : 0, err)))
-            goto done;
-        if ((rc = copy_path(&o->topo, &o->base, err)) || (rc = copy_path(&o->final, &o->base, err)))
-            goto done;
+        if ((rc = keep_mask(L, NULL, L->base_level == 1 ? 1 : 0, err)) ||
+            (rc = copy_path(&o->topo, &o->base, err)) ||
+            (rc = copy_path(&o->final, &o->base, err)))
+            return rc;
         o->topo_cost = o->base_cost;
-        o->ms_topo = now_ms() - t0;
-        goto checks;
+        return NM_OK;
     }
-    if ((rc = to_path(L, &topo, &o->topo, err)))
-        goto done;
+    rc = to_path(L, &topo, &o->topo, err);
     o->topo_cost = topo.cost;
-    const int topo_level = topo.level;
+    L->topo_level = topo.level;
     solve_res_free(&topo);
-    o->ms_topo = now_ms() - t0;
+    return rc;
+}
 
-    /* ---- 几何层 ---- */
-    {
-        const double t1 = now_ms();
-        limg = nm_malloc(s->ncell);
-        solidc = nm_malloc(s->ncell);
-        if (!limg || !solidc) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "search: corridor masks: out of memory");
-            goto done;
-        }
-        rc = corridor(L, &o->topo, topo_lim, limg, solidc, err);
-        if (rc < 0)
-            goto done;
-        if (rc == 1) {
-            rc = escalate(o, NM_SEARCH_ESC_BAND_EDGE, "corridor band enters the outer ring");
-            goto done;
-        }
-        const nm_search_price mult = {w->dist, (float)NM_kCS, (float)NM_kClrPref};
-        solve_res geo;
-        const uint8_t *geo_lim = limg;
-        if ((rc = solve(L, limg, &mult, req->los, solidc, false, true, 0.0, &geo, err)))
-            goto done;
-        if (!geo.found) {
-            if (req->small) {
-                const int esc = geo.esc;
-                solve_res_free(&geo);
-                rc = escalate(o, esc ? esc : NM_SEARCH_ESC_GEO_NO_PATH,
-                              "geometry layer found no path in the corridor");
-                goto done;
-            }
+/* 几何层: the corridor around the topology path, Lazy Theta* with sight in it (re-solved on the
+ * topology's lim in the last tier); the parent chain, the final path and its mask. */
+static int geometry(leg *L, nm_error *err)
+{
+    nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    const nm_search_request *req = L->req;
+    nm_search_result *o = L->out;
+    L->limg = nm_malloc(s->ncell);
+    L->solidc = nm_malloc(s->ncell);
+    if (!L->limg || !L->solidc)
+        return nm_fail(err, NM_ERR_NOMEM, "search: corridor masks: out of memory");
+    int rc = corridor(L, &o->topo, L->topo_lim, L->limg, L->solidc, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return escalate(o, NM_SEARCH_ESC_BAND_EDGE, "corridor band enters the outer ring");
+    const nm_search_price mult = {w->dist, (float)NM_kCS, (float)NM_kClrPref};
+    solve_res geo;
+    const uint8_t *geo_lim = L->limg;
+    if ((rc = solve(L, L->limg, &mult, req->los, L->solidc, false, true, 0.0, &geo, err)))
+        return rc;
+    if (!geo.found) {
+        if (req->small) {
+            const int esc = geo.esc;
             solve_res_free(&geo);
-            o->warnings |= NM_SEARCH_WARN_GEO_FREE;
-            geo_lim = topo_lim;
-            if ((rc = solve(L, topo_lim, &mult, req->los, solidc, false, true, 0.0, &geo, err)))
-                goto done;
-        }
-        rc = geo.found ? keep_mask(L, geo_lim, geo.level, err)
-                       : keep_mask(L, topo_lim, topo_level, err);
-        if (rc) {
-            solve_res_free(&geo);
-            goto done;
-        }
-        if (geo.found) {
-            o->geo_cost = geo.cost;
-            if ((rc = chain_out(L, &geo, &o->chain, err)) ||
-                (rc = to_path(L, &geo, &o->final, err))) {
-                solve_res_free(&geo);
-                goto done;
-            }
-        } else {
-            o->warnings |= NM_SEARCH_WARN_GEO_TOPO;
-            if ((rc = copy_path(&o->final, &o->topo, err))) {
-                solve_res_free(&geo);
-                goto done;
-            }
+            return escalate(o, esc ? esc : NM_SEARCH_ESC_GEO_NO_PATH,
+                            "geometry layer found no path in the corridor");
         }
         solve_res_free(&geo);
-        o->solidc = solidc; /* handed over to 拉直's route mask */
-        solidc = NULL;
-        o->ms_geo = now_ms() - t1;
+        o->warnings |= NM_SEARCH_WARN_GEO_FREE;
+        geo_lim = L->topo_lim;
+        if ((rc = solve(L, L->topo_lim, &mult, req->los, L->solidc, false, true, 0.0, &geo, err)))
+            return rc;
     }
+    rc = geo.found ? keep_mask(L, geo_lim, geo.level, err)
+                   : keep_mask(L, L->topo_lim, L->topo_level, err);
+    if (!rc && geo.found) {
+        o->geo_cost = geo.cost;
+        if (!(rc = chain_out(L, &geo, &o->chain, err)))
+            rc = to_path(L, &geo, &o->final, err);
+    } else if (!rc) {
+        o->warnings |= NM_SEARCH_WARN_GEO_TOPO;
+        rc = copy_path(&o->final, &o->topo, err);
+    }
+    solve_res_free(&geo);
+    if (rc)
+        return rc;
+    o->solidc = L->solidc; /* handed over to 拉直's route mask */
+    L->solidc = NULL;
+    return NM_OK;
+}
 
-checks:
-    /* ---- 收尾检查 ---- */
-    o->facade_steps = facade_steps(s, &o->final);
+/* 收尾检查 2 and the window's links without landing. */
+static void end_checks(leg *L)
+{
+    nm_search_result *o = L->out;
+    const nm_window *w = L->s.w;
+    o->facade_steps = facade_steps(&L->s, &o->final);
     if (o->facade_steps)
         o->warnings |= NM_SEARCH_WARN_FACADE;
     o->links_without_landing = w->links_without_landing;
     if (w->links_without_landing)
         o->warnings |= NM_SEARCH_WARN_NO_LANDING;
-    rc = NM_OK;
-done:
-    solve_res_free(&topo);
-    nm_search_access_free(&aw);
-    nm_free(chan0);
-    nm_free(limw);
-    nm_free(open);
-    nm_free(limg);
-    nm_free(solidc);
-    return rc;
+}
+
+/* The leg's own arrays that outlive a step (each is also freed at its last use). */
+static void leg_free(leg *L)
+{
+    nm_search_access_free(&L->aw);
+    nm_free(L->chan0);
+    nm_free(L->limw);
+    nm_free(L->open);
+    nm_free(L->limg);
+    nm_free(L->solidc);
+    L->chan0 = L->limw = L->open = L->limg = L->solidc = NULL;
+}
+
+/* routeWindow's searches in the article's order; 拓扑段 counts from routeWindow's entry (walk
+ * mask included), 几何段 from the corridor. */
+static int run(leg *L, nm_error *err)
+{
+    nm_search_result *o = L->out;
+    int rc;
+    if ((rc = snap_anchors(L)) || o->status != NM_SEARCH_OK)
+        return rc;
+    if ((rc = baseline(L, err)) || o->status != NM_SEARCH_OK)
+        return rc;
+    if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
+        return rc;
+    if (!L->req->small && nm_search_final_refuses(o)) {
+        /* a window that cannot escalate and an end beyond kSnapRadius or a goal cut off: the
+         * layers' paths would be thrown away */
+        o->ms_topo = now_ms() - L->t0;
+        end_checks(L);
+        return NM_OK;
+    }
+    if ((rc = topology(L, err)) || o->status != NM_SEARCH_OK)
+        return rc;
+    o->ms_topo = now_ms() - L->t0;
+    if (!(o->warnings & NM_SEARCH_WARN_TOPO_BASE)) {
+        const double t1 = now_ms();
+        if ((rc = geometry(L, err)) || o->status != NM_SEARCH_OK)
+            return rc;
+        o->ms_geo = now_ms() - t1;
+    }
+    end_checks(L);
+    return NM_OK;
 }
 
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
@@ -826,6 +908,7 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     if (rc)
         return rc;
     rc = run(&L, err);
+    leg_free(&L);
     nm_search_ctx_free(&L.s);
     if (rc)
         nm_search_result_free(out);

@@ -23,8 +23,9 @@ static inline bool nm_mask_in(const nm_mask *m, uint32_t c)
 /* A heap entry: the node is read back from the key (16 bytes an entry). */
 typedef struct nm_heap_item {
     double f;
-    uint64_t key; /* tie-break after f: span index, (x << 32 | y) at the cell level, or the
-                     access chains' (bottleneck, cell) */
+    uint64_t key; /* tie-break after f: SpanAstar's (cell << 32 | span), which orders as the
+                     span index (spans are sorted by cell) and hands the pop its cell;
+                     (x << 32 | y) at the cell level; the access chains' (bottleneck, cell) */
 } nm_heap_item;
 
 typedef struct nm_heap {
@@ -34,6 +35,26 @@ typedef struct nm_heap {
 
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err);
 nm_heap_item nm_search_heap_pop(nm_heap *h);
+
+/* A search node (a span, or a cell at the cell level): what a relaxation reads and writes of a
+ * node in one 16-byte record, so a neighbour costs one cache line instead of three (g, par and
+ * state in separate arrays missed the cache each on a Full window). g and par are valid only
+ * when state != 0. */
+typedef struct nm_snode {
+    double g;           /* cost from the start */
+    uint32_t par;       /* parent node, NM_SEARCH_NONE at the start */
+    uint32_t state : 3; /* 0 new, NM_ST_OPEN, NM_ST_CLOSED; NM_ST_VIA: reached by a link or a drop */
+    uint32_t pos : 29;  /* SpanAstar: an open span's place in the indexed heap */
+} nm_snode;
+
+#define NM_SEARCH_MAX_SPANS (1u << 29) /* pos's range: a window holds fewer spans */
+
+/* SpanAstar's indexed heap: the same 4-ary (f, key) heap with one entry per open span (key's low
+ * 32 bits), whose place is kept in node[span].pos, so a lower g moves the entry up instead of
+ * pushing a second one (on a Full demo window 40 % of the pops were such stale entries). */
+int nm_search_iheap_push(nm_heap *h, nm_snode *node, double f, uint64_t key, nm_error *err);
+void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f);
+nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node);
 
 /* Per-window state of one routeWindow call. */
 typedef struct nm_sctx {
@@ -49,10 +70,11 @@ typedef struct nm_sctx {
                             searches test before reading lk_off, which misses the cache) */
     bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
-    double *g;       /* [nnodes] */
-    uint32_t *par;   /* [nnodes] */
-    uint8_t *state;  /* [nnodes]: 0 new, 1 open, 2 closed; bit 4: via */
+    nm_snode *node;  /* [nnodes], calloc'd: pages of spans no search reaches stay unbacked */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
+    uint64_t *closed; /* [nspans / 64 + 1] bit k: SpanAstar closed span k. A small array (a bit a
+                         span stays in the cache) tested before the node record, so a stale heap
+                         entry or a closed neighbour costs no miss on the records */
     uint32_t *touched; /* [nspans] span nodes SpanAstar gave a state, reset after each run */
     uint32_t ntouched;
     bool dirty; /* nodes changed outside the touched list: the next SpanAstar resets all */

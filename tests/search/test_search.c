@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "fixture.h"
+#include "search/search_internal.h" /* the heap */
 #include "route/route.h" /* limit1 / limit2 live in the planner */
 
 #define ROWS(...) ((const char *const[]){__VA_ARGS__})
@@ -851,4 +852,96 @@ Test(search, a_leg_the_final_judgement_refuses_skips_the_layers)
     cr_expect_null(r.solidc);
     nm_search_result_free(&r);
     fx_free(&w);
+}
+
+/* ---- the search heap: any exact priority queue pops the same (f, key) sequence ---------------- */
+Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
+{
+    /* Random pushes and pops (f from a few values so ties on f are common, keys with repeats,
+     * as a node's older entries) against a reference that scans for the (f, key) minimum. */
+    nm_heap h = {0};
+    nm_error err = {0};
+    enum { N = 40000 };
+    nm_heap_item *ref = malloc(N * sizeof *ref);
+    cr_assert(ref);
+    size_t nref = 0;
+    uint64_t x = 88172645463325252ull;
+    for (int op = 0; op < N; op++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (nref == 0 || x % 5 < 3) { /* push 3 of 5 */
+            const double f = (double)((x >> 8) % 64) * 0.5;
+            const uint64_t key = (x >> 20) % 4096;
+            cr_assert_eq(nm_search_heap_push(&h, f, key, &err), NM_OK);
+            ref[nref++] = (nm_heap_item){f, key};
+            continue;
+        }
+        size_t m = 0;
+        for (size_t i = 1; i < nref; i++)
+            if (ref[i].f < ref[m].f || (ref[i].f == ref[m].f && ref[i].key < ref[m].key))
+                m = i;
+        const nm_heap_item got = nm_search_heap_pop(&h);
+        cr_assert(got.f == ref[m].f && got.key == ref[m].key,
+                  "op %d: popped (%g, %llu), the least is (%g, %llu)", op, got.f,
+                  (unsigned long long)got.key, ref[m].f, (unsigned long long)ref[m].key);
+        ref[m] = ref[--nref];
+        cr_assert_eq(h.n, nref);
+    }
+    free(ref);
+    nm_free(h.it);
+}
+
+Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
+{
+    /* SpanAstar's indexed heap: pushes of new keys, lower f for open keys (never higher, as a
+     * lower g), pops; each pop is the (f, key) minimum of the open keys (what the lazy heap pops
+     * once older entries are skipped), and every open key's pos names its entry. */
+    enum { K = 20000, N = 60000 };
+    nm_heap h = {0};
+    nm_error err = {0};
+    nm_snode *node = calloc(K, sizeof *node);
+    double *f = malloc(K * sizeof *f);
+    uint32_t *okeys = malloc(K * sizeof *okeys), nopen = 0, next = 0, decreases = 0;
+    cr_assert(node && f && okeys);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int op = 0; op < N; op++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const int kind = (int)((x >> 3) % 8);
+        if ((kind < 3 || !nopen) && next < K) { /* a new key, keys pushed in random order */
+            const uint32_t k = (uint32_t)(((uint64_t)next++ * 7919u) % K);
+            f[k] = (double)((x >> 40) % 128) * 0.25;
+            okeys[nopen++] = k;
+            cr_assert_eq(nm_search_iheap_push(&h, node, f[k], k, &err), NM_OK);
+        } else if (kind < 6 && nopen) { /* a lower (or equal) f for an open key */
+            const uint32_t k = okeys[(x >> 20) % nopen];
+            f[k] -= (double)((x >> 40) % 5) * 0.25;
+            nm_search_iheap_decrease(&h, node, node[k].pos, f[k]);
+            decreases++;
+        } else if (nopen) {
+            uint32_t m = 0;
+            for (uint32_t i = 1; i < nopen; i++) {
+                const uint32_t a = okeys[i], b = okeys[m];
+                if (f[a] < f[b] || (f[a] == f[b] && a < b))
+                    m = i;
+            }
+            const uint32_t k = okeys[m];
+            const nm_heap_item got = nm_search_iheap_pop(&h, node);
+            cr_assert(got.key == k && got.f == f[k], "op %d: popped (%g, %llu), least (%g, %u)",
+                      op, got.f, (unsigned long long)got.key, f[k], k);
+            okeys[m] = okeys[--nopen];
+        }
+        cr_assert_eq(h.n, nopen);
+        if (op % 997 == 0)
+            for (uint32_t i = 0; i < nopen; i++)
+                cr_assert(node[okeys[i]].pos < h.n && h.it[node[okeys[i]].pos].key == okeys[i],
+                          "op %d: pos of %u", op, okeys[i]);
+    }
+    cr_assert_gt(decreases, N / 4);
+    free(node);
+    free(f);
+    free(okeys);
+    nm_free(h.it);
 }
