@@ -939,13 +939,36 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
 typedef struct band_ctx {
     const nm_grid_window *win;
     const nm_grid_mesh *mesh;
+    const nm_bake_grid_opts *opts;
     const uint32_t *bstart, *blist; /* triangles per band (CSR) */
     int32_t rows, first;            /* own rows per band; first band of the running group */
     nm_span_table *bt;              /* per slot of the group: the band window's spans */
     nm_error *errs;                 /* per slot */
 } band_ctx;
 
-/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window. */
+/* A lower level's rim under its own cover at a solid (issue 12): a span off the walkable surface
+ * (ins 0: the conservative rim of a hole) with a span more than kClimb above it in its column, and
+ * a solid at a body's height above it within one cell (the gap gate between the centres of
+ * opposite neighbours, straight and diagonal), is left out of the table. It is a pillar's or a
+ * wall's foot under a deck: the hole's edges are no walls of a region that holds the deck too
+ * (FWAL, step 5), and the deck makes the cells Core, so nothing else keeps the lower level's
+ * chords out of the solid; without the span, RiseOk and LayerOracle meet only the deck there. */
+static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, uint32_t k, uint32_t last)
+{
+    if (!o || !o->gap_blocked || t->sp_ins[k] || !(t->sp_h[last] - t->sp_h[k] > NM_kClimb))
+        return false;
+    const uint32_t nx = (uint32_t)t->win.nx, c = t->sp_cell[k];
+    const double u = t->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = t->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    static const int d[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+    for (int q = 0; q < 4; q++)
+        if (o->gap_blocked(o->drop_ctx, u - d[q][0] * NM_kCS, v - d[q][1] * NM_kCS, u + d[q][0] * NM_kCS,
+                           v + d[q][1] * NM_kCS, t->sp_h[k]))
+            return true;
+    return false;
+}
+
+/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window;
+ * the rims under a solid beneath their own cover are marked ins = 2 (left out when gathered). */
 static int band_chunk(void *ctx, size_t slot)
 {
     band_ctx *c = ctx;
@@ -973,6 +996,10 @@ static int band_chunk(void *ctx, size_t slot)
     if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
     nm_grid_samples_free(&S);
     nm_free(subtris);
+    const nm_span_table *t = &c->bt[slot];
+    for (uint32_t q = 0; rc == NM_OK && q < t->nocc; q++)
+        for (uint32_t k = t->cs[q]; k + 1 < t->cs[q + 1]; k++)
+            if (rim_under_solid(c->opts, t, k, t->cs[q + 1] - 1)) t->sp_ins[k] = 2;
     return rc;
 }
 
@@ -1034,7 +1061,7 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     {
         /* up to `workers` bands at once; their own rows are appended in band order */
         int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
-        band_ctx bc = {win, mesh, bstart, blist, rows, 0, NULL, NULL};
+        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL};
         bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
         bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
         if (!bc.bt || !bc.errs) {
@@ -1065,6 +1092,7 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                     rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
                     for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
                         if (bt->sp_cell[k] >= hi) break;
+                        if (bt->sp_ins[k] == 2) continue; /* rim_under_solid */
                         spans.cell[spans.n] = bt->sp_cell[k] + shift;
                         spans.h[spans.n] = bt->sp_h[k];
                         spans.ins[spans.n] = bt->sp_ins[k];
