@@ -286,3 +286,30 @@ Test(plan_recast, ground_under_the_deck_goes_round_the_pillars)
     }
     pu_close(&W);
 }
+
+/* bridge's south ramp (x 27.5..32.5 m, y 5..20 m, 0 -> 5 m) seen from the ground west of it: a
+ * route onto the ramp goes up at its foot, never over its side where the side stands higher than
+ * a step (0.5 m, y > 6.5 m). navaudit leg 3 of --random 20 --seed 1 climbed the side at y 7.83 m,
+ * 0.94 m, by two half steps: Recast keeps the ground and the ramp one eroded strip apart there,
+ * and the seam bridge filled the one empty cell between them with their mean height (audit
+ * `solid`: the body crossed the ramp's side). */
+Test(plan_recast, ramp_side_higher_than_a_step_is_no_stair)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "bridge", 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 10.23, 34.88, 31.07, 8.84);
+    q.start_deck_y = 0.0f;
+    q.goal_deck_y = (float)(5.0 * (8.84 - 5.0) / 15.0);
+    pu_plan_q(&W, &q, &r);
+    pu_check_route(&r, "ground onto the ramp");
+    cr_expect(r.ok, "ground onto the ramp: planned");
+    if (r.ok) {
+        double y = pu_y_at_x(&W, &r, 27.5);
+        cr_expect(!(y > 6.5), "onto the ramp over its side at y %.2f m (%.2f m high)", y, 5.0 * (y - 5.0) / 15.0);
+        cr_expect_eq(r.ndrops, 0u, "no drop");
+    }
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
