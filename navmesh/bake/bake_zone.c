@@ -947,15 +947,23 @@ typedef struct band_ctx {
 } band_ctx;
 
 /* A lower level's rim under its own cover at a solid (issue 12): a span off the walkable surface
- * (ins 0: the conservative rim of a hole) with a span more than kClimb above it in its column, and
+ * (ins 0: the conservative rim of a hole) under a cover more than kClimb above it in its column, and
  * a solid at a body's height above it within one cell (the gap gate between the centres of
  * opposite neighbours, straight and diagonal), is left out of the table. It is a pillar's or a
  * wall's foot under a deck: the hole's edges are no walls of a region that holds the deck too
  * (FWAL, step 5), and the deck makes the cells Core, so nothing else keeps the lower level's
  * chords out of the solid; without the span, RiseOk and LayerOracle meet only the deck there. */
-static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, uint32_t k, uint32_t last)
+static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, uint32_t k, uint32_t end)
 {
-    if (!o || !o->gap_blocked || t->sp_ins[k] == 1 || !(t->sp_h[last] - t->sp_h[k] > NM_kClimb))
+    if (!o || !o->gap_blocked || t->sp_ins[k] == 1)
+        return false;
+    /* the cover is a surface over the cell's centre (ins 1), not the rim of a top next to it: a
+     * platform's edge column holds its top's rim over the ground's, and both stay (they are the
+     * ledge that step 5 protects) */
+    bool cover = false;
+    for (uint32_t a = k + 1; a < end && !cover; a++)
+        cover = t->sp_ins[a] == 1 && t->sp_h[a] - t->sp_h[k] > NM_kClimb;
+    if (!cover)
         return false;
     const uint32_t nx = (uint32_t)t->win.nx, c = t->sp_cell[k];
     const double u = t->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = t->win.y0 + ((c / nx) + 0.5) * NM_kCS;
@@ -1061,7 +1069,7 @@ static int band_chunk(void *ctx, size_t slot)
     nm_free(pre_occ);
     for (uint32_t q = 0; rc == NM_OK && q < t->nocc; q++)
         for (uint32_t k = t->cs[q]; k + 1 < t->cs[q + 1]; k++)
-            if (rim_under_solid(c->opts, t, k, t->cs[q + 1] - 1)) t->sp_ins[k] = 2;
+            if (rim_under_solid(c->opts, t, k, t->cs[q + 1])) t->sp_ins[k] = 2;
     return rc;
 }
 
