@@ -990,7 +990,95 @@ static bool riser_between(void *ctx, uint32_t a, double ha, uint32_t b, double h
                                 fmax(ha, hb) - 0.1);
 }
 
-/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window. */
+/* A lower level's rim under its own cover at a solid (issue 12): a span off the walkable surface
+ * (ins 0: the conservative rim of a hole) under a cover more than kClimb above it in its column, and
+ * a solid at a body's height above it within one cell (the gap gate between the centres of
+ * opposite neighbours, straight and diagonal), is left out of the table. It is a pillar's or a
+ * wall's foot under a deck: the hole's edges are no walls of a region that holds the deck too
+ * (FWAL, step 5), and the deck makes the cells Core, so nothing else keeps the lower level's
+ * chords out of the solid; without the span, RiseOk and LayerOracle meet only the deck there. */
+static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, uint32_t k, uint32_t end)
+{
+    if (!o || !o->gap_blocked || t->sp_ins[k] == 1)
+        return false;
+    /* the cover is a surface over the cell's centre (ins 1), not the rim of a top next to it: a
+     * platform's edge column holds its top's rim over the ground's, and both stay (they are the
+     * ledge that step 5 protects) */
+    bool cover = false;
+    for (uint32_t a = k + 1; a < end && !cover; a++)
+        cover = t->sp_ins[a] == 1 && t->sp_h[a] - t->sp_h[k] > NM_kClimb;
+    if (!cover)
+        return false;
+    const uint32_t nx = (uint32_t)t->win.nx, c = t->sp_cell[k];
+    const double u = t->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = t->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    static const int d[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+    for (int q = 0; q < 4; q++)
+        if (o->gap_blocked(o->drop_ctx, u - d[q][0] * NM_kCS, v - d[q][1] * NM_kCS, u + d[q][0] * NM_kCS,
+                           v + d[q][1] * NM_kCS, t->sp_h[k] + NM_kBumpUp,
+                           t->sp_h[k] + NM_kFallHeight - 0.1))
+            return true;
+    return false;
+}
+
+/* The best pair of spans across a bridged cell c from cells a and b (AppendSeamBridge's choice:
+ * smallest |dh|, first on ties): its |dh| and mean, or false when none is within kClimb. */
+static bool bridge_pair(const nm_span_table *t, uint32_t a, uint32_t b, double *dh, double *mean)
+{
+    uint32_t fa, fb, na = nm_span_cell_spans(t, a, &fa), nb = nm_span_cell_spans(t, b, &fb);
+    double best = INFINITY;
+    for (uint32_t u = 0; u < na; u++)
+        for (uint32_t v = 0; v < nb; v++) {
+            double d = fabs((double)t->sp_h[fa + u] - (double)t->sp_h[fb + v]);
+            if (d < best) {
+                best = d;
+                *mean = ((double)t->sp_h[fa + u] + (double)t->sp_h[fb + v]) / 2.0;
+            }
+        }
+    *dh = best;
+    return best <= NM_kClimb;
+}
+
+/* A steep seam bridge (issue 12): AppendSeamBridge fills a one-cell gap between spans up to
+ * kClimb apart with their mean, so a rise higher than a step (kStepUp) becomes two half steps
+ * that RiseOk walks up. The Recast path leaves such gaps at the side of a ramp, where Recast's
+ * mesh keeps the ground and the ramp apart (the given-back strip stays eroded at a rise Recast
+ * does not climb; tools/navbake/recast_shim.cpp): `bridge` climbed onto its ramp from the side,
+ * 0.94 m above the ground. A bridged cell's span made only by pairs more than kStepUp apart is
+ * marked ins = 3 and sealed out of the span graph (no step to or from it), as a thin wall's
+ * footprint is. pre_occ: the occupancy of the table before bridging (t's other cells hold the
+ * same spans as there). */
+static void mark_steep_bridges(const uint64_t *pre_occ, nm_span_table *t)
+{
+    const int32_t nx = t->win.nx, ny = t->win.ny;
+    for (uint32_t q = 0; q < t->nocc; q++) {
+        const uint32_t c = t->sp_cell[t->cs[q]];
+        if ((pre_occ[c >> 6] >> (c & 63)) & 1u) continue; /* not a bridged cell */
+        const int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
+        double steep[2], gentle[2];
+        int nst = 0, nge = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            const uint32_t d = pass == 0 ? 1u : (uint32_t)nx;
+            if (pass == 0 ? (i < 1 || i > nx - 2) : (j < 1 || j > ny - 2)) continue;
+            const uint32_t a = c - d, b = c + d;
+            double dh, mean = 0.0;
+            if (!((pre_occ[a >> 6] >> (a & 63)) & 1u) || !((pre_occ[b >> 6] >> (b & 63)) & 1u) ||
+                !bridge_pair(t, a, b, &dh, &mean))
+                continue;
+            if (dh > NM_kStepUp) steep[nst++] = mean;
+            else gentle[nge++] = mean;
+        }
+        for (uint32_t k = t->cs[q]; k < t->cs[q + 1]; k++) {
+            bool st = false, ge = false;
+            for (int m = 0; m < nst; m++) st = st || fabs(t->sp_h[k] - steep[m]) <= NM_kMergeH;
+            for (int m = 0; m < nge; m++) ge = ge || fabs(t->sp_h[k] - gentle[m]) <= NM_kMergeH;
+            if (st && !ge) t->sp_ins[k] = 3;
+        }
+    }
+}
+
+/* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window;
+ * the rims under a solid beneath their own cover are marked ins = 2 (left out when gathered),
+ * the steep bridges ins = 3 (sealed). */
 static int band_chunk(void *ctx, size_t slot)
 {
     band_ctx *c = ctx;
@@ -1016,10 +1104,19 @@ static int band_chunk(void *ctx, size_t slot)
     riser_ctx rg = {c->opts, &bw};
     bool gated = c->opts && c->opts->gap_blocked;
     if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &S, gated ? riser_between : NULL, &rg, err);
+    /* the occupancy before bridging, to tell the bridged cells (mark_steep_bridges) */
+    uint64_t *pre_occ = pre.occ_bits;
+    pre.occ_bits = NULL;
     nm_span_table_free(&pre);
     if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
     nm_grid_samples_free(&S);
     nm_free(subtris);
+    nm_span_table *t = &c->bt[slot];
+    if (rc == NM_OK && pre_occ) mark_steep_bridges(pre_occ, t);
+    nm_free(pre_occ);
+    for (uint32_t q = 0; rc == NM_OK && q < t->nocc; q++)
+        for (uint32_t k = t->cs[q]; k + 1 < t->cs[q + 1]; k++)
+            if (rim_under_solid(c->opts, t, k, t->cs[q + 1])) t->sp_ins[k] = 2;
     return rc;
 }
 
@@ -1112,6 +1209,7 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                     rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
                     for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
                         if (bt->sp_cell[k] >= hi) break;
+                        if (bt->sp_ins[k] == 2) continue; /* rim_under_solid */
                         spans.cell[spans.n] = bt->sp_cell[k] + shift;
                         spans.h[spans.n] = bt->sp_h[k];
                         spans.ins[spans.n] = bt->sp_ins[k];
@@ -1241,7 +1339,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     if (rc != NM_OK) goto fail_op;
     /* the ins bits ride in sflags until step 5 turns them into Core (one column less there) */
     for (uint32_t k = 0; k < ns; k++)
-        if (T->sp_ins[k]) zw.sflags[k] |= SPAN_INS;
+        zw.sflags[k] |= T->sp_ins[k] == 1 ? SPAN_INS : T->sp_ins[k] == 3 ? SPAN_SEALED : 0;
     nm_free(zw.T.sp_ins); zw.T.sp_ins = NULL;
     Z.stats.walls = zw.nwalls;
 

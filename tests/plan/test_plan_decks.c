@@ -54,7 +54,7 @@ static const char *const vname[V_COUNT] = {"no hints", "floors", "floors+goal de
                                            "floors+start deck"};
 
 typedef struct tally {
-    int legs, ok, internal, bad_route;
+    int legs, ok, internal, bad_route, cell_level;
     int code[NM_ROUTE_CODE_COUNT];
 } tally;
 
@@ -79,6 +79,16 @@ static void check_leg(pu_world *W, int v, double sx, double sy, double hs, doubl
     if (r.ok) {
         bool good = r.heights != NULL && r.npoints >= 2;
         for (uint32_t k = 0; good && k < r.npoints; k++) good = has_height(r.heights[k]);
+        /* the baseline's cell-level fallback (article 求解器 5, only without a declared deck) plans
+         * on cells, not levels: where the heights along its route break it has none (a warning
+         * says so). Reached on pandora where the span levels are apart (Detour partial too). */
+        const bool cell_level = strstr(r.warnings, "the route follows a cell-level path") != NULL;
+        if (!good && cell_level && !goal_deck && !start_deck && r.npoints >= 2 &&
+            strstr(r.warnings, "no waypoints (the heights along the route break)")) {
+            t->cell_level++;
+            nm_route_result_free(&r);
+            return;
+        }
         cr_expect(good, "%s (%s): an ok route without a height for every point", what, vname[v]);
         if (good && goal_deck) {
             good = fabs(r.heights[r.npoints - 1] - hg) <= NM_kDeckBand;
@@ -130,8 +140,8 @@ static void run_legs(pu_world *W, const char *name, int nlegs, uint64_t seed)
     nm_zone_clean_free(zc);
     for (int v = 0; v < V_COUNT; v++) {
         char line[1024];
-        int n = snprintf(line, sizeof line, "decks %-16s %-18s legs %3d ok %3d internal %d bad_route %d", name,
-                         vname[v], t[v].legs, t[v].ok, t[v].internal, t[v].bad_route);
+        int n = snprintf(line, sizeof line, "decks %-16s %-18s legs %3d ok %3d internal %d bad_route %d cell_level %d",
+                         name, vname[v], t[v].legs, t[v].ok, t[v].internal, t[v].bad_route, t[v].cell_level);
         for (int c = 1; c < NM_ROUTE_CODE_COUNT && n > 0 && (size_t)n < sizeof line; c++)
             if (t[v].code[c]) n += snprintf(line + n, sizeof line - (size_t)n, " %s %d", nm_route_code_name(c), t[v].code[c]);
         fprintf(stderr, "%s\n", line);

@@ -284,5 +284,63 @@ Test(plan_recast, low_platforms_are_not_walked_off)
                 nm_route_result_free(&r);
             }
         }
+}
+
+/* Under bridge_ramps' deck the ground runs on round three 1 m pillars (x 29.5..30.5, y 24.5..25.5,
+ * 34.5..35.5, 44.5..45.5 m) that stand from the ground to the deck. Ground legs past them go round
+ * them, never through a pillar's corner (navaudit legs 10 and 11 of --random 20 --seed 1 cut the
+ * middle pillar's south-west corner: the hole's walls are no walls of the region, its deck being
+ * over them, and the ground's rim spans at the pillar's faces carried the chord through). */
+Test(plan_recast, ground_under_the_deck_goes_round_the_pillars)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "bridge_ramps", 0);
+    nm_route_result r;
+    const double legs[2][4] = {{6.96, 54.27, 37.88, 27.39}, {41.11, 44.52, 24.26, 30.11}};
+    for (int k = 0; k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "ground leg %d past the pillars", k);
+        nm_route_request q = pu_req(&W, legs[k][0], legs[k][1], legs[k][2], legs[k][3]);
+        q.start_deck_y = 0.0f;
+        q.goal_deck_y = 0.0f;
+        pu_plan_q(&W, &q, &r);
+        pu_check_route(&r, what);
+        cr_expect(r.ok, "%s: planned", what);
+        if (r.ok) {
+            cr_expect_lt(pu_max_h(&r), 0.5f, "%s: on the ground (max %.2f m)", what, (double)pu_max_h(&r));
+            for (int p = 0; p < 3; p++)
+                cr_expect(!route_enters(&W, &r, 29.5, 24.5 + 10 * p, 30.5, 25.5 + 10 * p),
+                          "%s: through the pillar at y %d m", what, 25 + 10 * p);
+        }
+        nm_route_result_free(&r);
+    }
+    pu_close(&W);
+}
+
+/* bridge's south ramp (x 27.5..32.5 m, y 5..20 m, 0 -> 5 m) seen from the ground west of it: a
+ * route onto the ramp goes up at its foot, never over its side where the side stands higher than
+ * a step (0.5 m, y > 6.5 m). navaudit leg 3 of --random 20 --seed 1 climbed the side at y 7.83 m,
+ * 0.94 m, by two half steps: Recast keeps the ground and the ramp one eroded strip apart there,
+ * and the seam bridge filled the one empty cell between them with their mean height (audit
+ * `solid`: the body crossed the ramp's side). */
+Test(plan_recast, ramp_side_higher_than_a_step_is_no_stair)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "bridge", 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 10.23, 34.88, 31.07, 8.84);
+    q.start_deck_y = 0.0f;
+    q.goal_deck_y = (float)(5.0 * (8.84 - 5.0) / 15.0);
+    pu_plan_q(&W, &q, &r);
+    pu_check_route(&r, "ground onto the ramp");
+    cr_expect(r.ok, "ground onto the ramp: planned");
+    if (r.ok) {
+        double y = pu_y_at_x(&W, &r, 27.5);
+        cr_expect(!(y > 6.5), "onto the ramp over its side at y %.2f m (%.2f m high)", y, 5.0 * (y - 5.0) / 15.0);
+        cr_expect_eq(r.ndrops, 0u, "no drop");
+    }
+    nm_route_result_free(&r);
     pu_close(&W);
 }
