@@ -208,13 +208,12 @@ int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, dou
 int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
                              double sy, double gx, double gy, double *ds, double *dg, nm_error *err);
 
-/* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
+/* The region's bounding box over the whole zone (inclusive global cells; empty when none): the
+ * region's own cells of every tile whose dictionary names it. Only the region field of the tiles
+ * that can still widen the box is decoded (outer tiles first); the box is the same as a scan of
+ * every such tile. */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
-/* The same through a decoded-tile cache (NULL = none): the region's tiles are read from it, or
- * decoded with the sidecar columns (fields, may be NULL) and left in it for the windows. */
-int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
-                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)
