@@ -380,6 +380,7 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
         }
         c->plain_on = solidc;
     }
+    c->view.plain = c->plain; /* vis crosses plain stretches of the other chords in jumps */
     if (c->plain && a < c->view.w->spans.nspans && b < c->view.w->spans.nspans &&
         nm_sight_plain_clear(c->view.w, c->plain, a, b))
         return true; /* the same answer as nm_sight_vis, without walking the chord */
