@@ -198,7 +198,8 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
                    double deck_y, nm_region_pick *out, nm_error *err);
 
 /* 端点到核心可走区的距离 (coreAnchorPx): both ends at once on the whole zone. Boxes of half side
- * 64 cells around each end's cell; every non-empty tile meeting a box decoded once; per end the
+ * 64 cells around each end's cell; every non-empty tile meeting a box decoded once (its flags
+ * only: nm_bgrd_decode_tile_fields); per end the
  * smallest squared cell distance to a Core record in the tiles' own rectangles; sqrt * kCS; 16
  * when none. */
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
