@@ -352,11 +352,18 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
                         nm_grid_rec *out, nm_error *err)
 {
+    return nm_bgrd_decode_tile_fields(g, zone, tile, NM_BGRD_ALL_FIELDS, s, out, err);
+}
+
+int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, unsigned want,
+                               nm_bgrd_scratch *s, nm_grid_rec *out, nm_error *err)
+{
     if (zone >= g->zone_count || tile >= g->zones[zone].tile_count)
         return nm_fail(err, NM_ERR_ARG, "BGRD: no zone %u tile %u", zone, tile);
     const nm_bgrd_zone *z = &g->zones[zone];
     const nm_bgrd_tile *e = &z->tiles[tile];
     if (e->records == 0) return NM_OK; /* empty tiles are never read */
+    if (want & NM_BGRD_F_HEIGHT) want |= NM_BGRD_F_FLAGS; /* Fill records decode to h = 0 */
     nm_cursor c = nm_cur(g->bytes + e->offset, e->len);
     tile_head h;
     int rc = read_head(&c, z, tile, &h, err);
@@ -364,6 +371,16 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
     size_t counts[NM_BGRD_STREAMS] = {h.ncell, h.ncell, h.regions, h.n, h.n, h.n, h.n, h.n};
     size_t got[NM_BGRD_STREAMS];
     for (int i = 0; i < NM_BGRD_STREAMS; i++) {
+        /* a field nobody reads is skipped by its length prefix, never inflated (the dictionary
+         * goes with the region index) */
+        bool skip = (i >= 3 && !(want & (1u << (i - 3)))) || (i == 2 && !(want & NM_BGRD_F_REGION));
+        if (skip) {
+            uint64_t len = nm_cur_varint(&c);
+            got[i] = 0;
+            if (!c.bad && len != 0 && nm_cur_skip(&c, len)) continue;
+            return nm_fail(err, NM_ERR_CORRUPT, "BGRD: zone '%s': tile %u: stream %d (%s) truncated",
+                           z->name, tile, i, k_stream_names[i]);
+        }
         rc = nm_stream_decode(&c, &s->stream[i], varint_bound(counts[i]), &got[i], err);
         if (rc) {
             nm_error_prefix(err, "BGRD: zone '%s': tile %u: stream %d (%s)", z->name, tile, i,
@@ -409,14 +426,14 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
     /* Stream 2: the region dictionary. */
     nm_cursor c2 = nm_cur(s->stream[2].p, got[2]);
     uint32_t *dict = s->dict;
-    for (uint32_t r = 0; r < h.regions; r++) {
+    for (uint32_t r = 0; (want & NM_BGRD_F_REGION) && r < h.regions; r++) {
         uint64_t v = nm_cur_varint(&c2);
         if (c2.bad || v > z->global_regions)
             return nm_fail(err, NM_ERR_CORRUPT, "BGRD: zone '%s': tile %u: region %u bad (global regions %u)",
                            z->name, tile, r, z->global_regions);
         dict[r] = (uint32_t)v;
     }
-    if ((rc = nm_cur_done(&c2, "regions stream", err))) {
+    if ((want & NM_BGRD_F_REGION) && (rc = nm_cur_done(&c2, "regions stream", err))) {
         nm_error_prefix(err, "BGRD: zone '%s': tile %u", z->name, tile);
         return rc;
     }
@@ -453,6 +470,7 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
     /* Streams 3..7: residuals, field -> layer -> cell. */
     uint32_t pass = 0;
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
+        if (!(want & (1u << f))) continue;
         const uint8_t *p = s->stream[3 + f].p, *end = p + got[3 + f];
         bool bad = false;
         uint32_t vmax = f == 1 ? h.regions - 1 : k_field_max[f];
@@ -490,14 +508,18 @@ int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_
             return rc;
         }
     }
-    /* Records: cell numbers, dictionary regions, heights (h = hmin + q/64 in double; Fill = 0). */
+    /* Records: cell numbers, dictionary regions, heights (h = hmin + q/64 in double; Fill = 0);
+     * fields not asked for are 0. */
     for (uint32_t i = 0; i < h.ncell; i++)
         for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++) {
             out[r].cell = s->cells[i];
-            out[r].rid = dict[out[r].rid];
-            out[r].h = (out[r].flags & NM_GRID_FILL)
+            out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
+            out[r].h = !(want & NM_BGRD_F_HEIGHT) || (out[r].flags & NM_GRID_FILL)
                            ? 0.0f
                            : (float)((double)h.hmin + (double)s->q[r] / NM_BGRD_HEIGHT_STEPS);
+            if (!(want & NM_BGRD_F_CLR)) out[r].clr = 0;
+            if (!(want & NM_BGRD_F_FLAGS)) out[r].flags = 0;
+            if (!(want & NM_BGRD_F_STEPS)) out[r].steps = 0;
         }
     return NM_OK;
 }

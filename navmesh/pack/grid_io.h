@@ -159,6 +159,25 @@ void nm_bgrd_scratch_free(nm_bgrd_scratch *s);
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
                         nm_grid_rec *out, nm_error *err);
 
+/* The five fields of a record as bits of the `want` mask of nm_bgrd_decode_tile_fields (the
+ * order of the residual streams 3..7). */
+enum {
+    NM_BGRD_F_HEIGHT = 1u << 0,
+    NM_BGRD_F_REGION = 1u << 1,
+    NM_BGRD_F_CLR = 1u << 2,
+    NM_BGRD_F_FLAGS = 1u << 3,
+    NM_BGRD_F_STEPS = 1u << 4,
+    NM_BGRD_ALL_FIELDS = 0x1f
+};
+
+/* nm_bgrd_decode_tile for a reader of a few fields (the checks: the core distance reads the
+ * flags, the region's bounding box the region): the streams of the other fields are skipped by
+ * their length, never inflated or checked, and those fields are 0 in out (height asks for the
+ * flags too: Fill records decode to h = 0). Cells and layer counts are always decoded; the
+ * fields asked for are bit-identical to a whole decode's. */
+int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, unsigned want,
+                               nm_bgrd_scratch *s, nm_grid_rec *out, nm_error *err);
+
 /* Region-only fast path: the sorted region dictionary of a tile (stream 2 only). *n receives
  * the dictionary length; rids must hold at least the directory record count (an upper bound). */
 int nm_bgrd_tile_regions(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,

@@ -198,7 +198,8 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
                    double deck_y, nm_region_pick *out, nm_error *err);
 
 /* 端点到核心可走区的距离 (coreAnchorPx): both ends at once on the whole zone. Boxes of half side
- * 64 cells around each end's cell; every non-empty tile meeting a box decoded once; per end the
+ * 64 cells around each end's cell; every non-empty tile meeting a box decoded once (its flags
+ * only: nm_bgrd_decode_tile_fields); per end the
  * smallest squared cell distance to a Core record in the tiles' own rectangles; sqrt * kCS; 16
  * when none. */
 int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, double gx,
@@ -208,13 +209,12 @@ int nm_core_anchor_px(const nm_bgrd *g, uint32_t zone, double sx, double sy, dou
 int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cache *cache, double sx,
                              double sy, double gx, double gy, double *ds, double *dg, nm_error *err);
 
-/* The region's bounding box over the whole zone (inclusive global cells; empty when none). */
+/* The region's bounding box over the whole zone (inclusive global cells; empty when none): the
+ * region's own cells of every tile whose dictionary names it. Only the region field of the tiles
+ * that can still widen the box is decoded (outer tiles first); the box is the same as a scan of
+ * every such tile. */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
-/* The same through a decoded-tile cache (NULL = none): the region's tiles are read from it, or
- * decoded with the sidecar columns (fields, may be NULL) and left in it for the windows. */
-int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
-                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)

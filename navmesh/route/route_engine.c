@@ -220,9 +220,7 @@ static int cached_bbox(nm_route_engine *e, nm_route_zone_entry *z, uint32_t rid,
             *out = z->bbox[i];
             return NM_OK;
         }
-    /* the region's tiles go through the tile cache: the first window finds them decoded */
-    int rc = nm_region_bbox_cached(&e->grid, (uint32_t)z->bgrd_zone, &e->tiles, e->has_fields ? &e->fields : NULL,
-                                   e->workers, rid, out, err);
+    int rc = nm_region_bbox(&e->grid, (uint32_t)z->bgrd_zone, rid, out, err);
     if (rc) return rc;
     if (z->nbbox == z->bbox_cap) {
         uint32_t nc = z->bbox_cap ? 2 * z->bbox_cap : 8;
@@ -384,6 +382,7 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
         }
         c->plain_on = solidc;
     }
+    c->view.plain = c->plain; /* vis crosses plain stretches of the other chords in jumps */
     if (c->plain && a < c->view.w->spans.nspans && b < c->view.w->spans.nspans &&
         nm_sight_plain_clear(c->view.w, c->plain, a, b))
         return true; /* the same answer as nm_sight_vis, without walking the chord */

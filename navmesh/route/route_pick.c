@@ -4,6 +4,7 @@
 #include "route.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct pick_key {
@@ -87,8 +88,8 @@ int nm_pick_region(const nm_bgrd_out *start_patch, double sx, double sy, double 
     return NM_OK;
 }
 
-/* 端点到核心可走区的距离: both ends at once; the tiles meeting either box are decoded once, in
- * parallel, each chunk finding its own minima (a min reduction: the result does not depend on
+/* 端点到核心可走区的距离: both ends at once; the tiles meeting either box are decoded once (only
+ * their flags: the check reads nothing else), in parallel, each chunk finding its own minima (a min reduction: the result does not depend on
  * the worker count). */
 typedef struct core_job {
     const nm_bgrd *g;
@@ -111,7 +112,8 @@ static int core_tile(void *ctx, size_t chunk)
     const nm_grid_rec *cached = j->slots ? j->slots[j->tiles[chunk]].recs : NULL;
     nm_grid_rec *own = cached ? NULL : (nm_grid_rec *)nm_malloc((size_t)t->records * sizeof *own);
     int rc = cached ? NM_OK
-             : own  ? nm_bgrd_decode_tile(j->g, j->zone, j->tiles[chunk], &s, own, &j->errs[chunk])
+             : own  ? nm_bgrd_decode_tile_fields(j->g, j->zone, j->tiles[chunk], NM_BGRD_F_FLAGS, &s, own,
+                                                 &j->errs[chunk])
                     : nm_fail(&j->errs[chunk], NM_ERR_NOMEM, "core distance: out of memory");
     const nm_grid_rec *buf = cached ? cached : own;
     int64_t *best = &j->best[2 * chunk];
@@ -213,7 +215,70 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
     return NM_OK;
 }
 
-/* 类的包围盒: one scan of the zone's tiles (dictionary fast path first). */
+/* 类的包围盒: the region's own cells over the zone's tiles. Each tile's dictionary (a small
+ * stream) says whether the region has records there; of those tiles only the ones that can still
+ * widen the box are decoded, and only their region field (nm_bgrd_decode_tile_fields): the tiles
+ * on the outside of the region's tile extent first, so that the inner ones, inside the box by
+ * then, are never decoded. The box is a min / max, so the order does not change it. */
+typedef struct bbox_tile {
+    int64_t edge; /* cells from the tile's own rectangle to the outside of the candidates' extent */
+    uint32_t ti;
+} bbox_tile;
+
+static int cmp_bbox_tile(const void *a, const void *b)
+{
+    const bbox_tile *x = (const bbox_tile *)a, *y = (const bbox_tile *)b;
+    if (x->edge != y->edge) return x->edge < y->edge ? -1 : 1;
+    return x->ti < y->ti ? -1 : x->ti > y->ti;
+}
+
+static nm_cell_rect own_rect(const nm_bgrd_tile *t)
+{
+    return (nm_cell_rect){(int64_t)t->gx0 + t->px0, (int64_t)t->gy0 + t->py0, (int64_t)t->gx0 + t->px1,
+                          (int64_t)t->gy0 + t->py1};
+}
+
+/* The tiles whose dictionary names rid, each with its distance to the outside of their extent. */
+static int bbox_candidates(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_bgrd_scratch *s, bbox_tile *cand,
+                           uint32_t *nc, uint32_t **rids, size_t *cap, nm_error *err)
+{
+    const nm_bgrd_zone *z = &g->zones[zone];
+    nm_cell_rect ext = {INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
+    *nc = 0;
+    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        if (t->records == 0) continue;
+        if (*cap < t->records) {
+            uint32_t *nr = (uint32_t *)nm_realloc(*rids, (size_t)t->records * sizeof *nr);
+            if (!nr) return nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
+            *rids = nr;
+            *cap = t->records;
+        }
+        uint32_t nd = 0;
+        int rc = nm_bgrd_tile_regions(g, zone, ti, s, *rids, &nd, err);
+        if (rc) return rc;
+        bool has = false;
+        for (uint32_t k = 0; k < nd; k++) has |= (*rids)[k] == rid;
+        if (!has) continue;
+        nm_cell_rect o = own_rect(t);
+        if (o.x0 < ext.x0) ext.x0 = o.x0;
+        if (o.y0 < ext.y0) ext.y0 = o.y0;
+        if (o.x1 > ext.x1) ext.x1 = o.x1;
+        if (o.y1 > ext.y1) ext.y1 = o.y1;
+        cand[(*nc)++] = (bbox_tile){0, ti};
+    }
+    for (uint32_t k = 0; k < *nc; k++) {
+        nm_cell_rect o = own_rect(&z->tiles[cand[k].ti]);
+        int64_t d = o.x0 - ext.x0;
+        if (ext.x1 - o.x1 < d) d = ext.x1 - o.x1;
+        if (o.y0 - ext.y0 < d) d = o.y0 - ext.y0;
+        if (ext.y1 - o.y1 < d) d = ext.y1 - o.y1;
+        cand[k].edge = d;
+    }
+    qsort(cand, *nc, sizeof *cand, cmp_bbox_tile);
+    return NM_OK;
+}
+
 /* One more cell of the region in the box. */
 static void bbox_add(nm_cell_rect *out, bool *any, int64_t cx, int64_t cy)
 {
@@ -228,88 +293,44 @@ static void bbox_add(nm_cell_rect *out, bool *any, int64_t cx, int64_t cy)
     if (cy > out->y1) out->y1 = cy;
 }
 
-/* A tile's own cells through the cache: a rectangle decode of its own rectangle (the records of
- * the cells it owns, as a plain decode gives them), which also leaves the tile in the cache for
- * the windows that follow. */
-static int bbox_tile_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile *t, nm_bgrd_cache *cache,
-                            const struct nm_bnvf *fields, int workers, nm_bgrd_out *o, uint32_t rid,
-                            nm_cell_rect *out, bool *any, nm_error *err)
-{
-    const int32_t ox0 = t->gx0 + t->px0, oy0 = t->gy0 + t->py0;
-    const int32_t w = t->px1 - t->px0 + 1;
-    o->cache = cache;
-    int rc = nm_bgrd_decode_rect(g, zone, ox0, oy0, ox0 + w, t->gy0 + t->py1 + 1, fields, workers, o, err);
-    for (size_t k = 0; rc == NM_OK && k < o->n; k++)
-        if (o->recs[k].rid == rid) bbox_add(out, any, ox0 + o->recs[k].cell % w, oy0 + o->recs[k].cell / w);
-    return rc;
-}
-
-int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
-                   nm_error *err)
-{
-    return nm_region_bbox_cached(g, zone, NULL, NULL, 0, rid, out, err);
-}
-
-int nm_region_bbox_cached(const nm_bgrd *g, uint32_t zone, nm_bgrd_cache *cache, const struct nm_bnvf *fields,
-                          int workers, uint32_t rid, nm_cell_rect *out, nm_error *err)
+int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out, nm_error *err)
 {
     *out = (nm_cell_rect){0, 0, -1, -1};
-    nm_bgrd_out o;
-    memset(&o, 0, sizeof o);
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
     const nm_bgrd_zone *z = &g->zones[zone];
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
     nm_grid_rec *buf = NULL;
-    uint32_t *rids = NULL;
-    size_t cap = 0;
-    int rc = NM_OK;
+    uint32_t *rids = NULL, nc = 0;
+    size_t cap = 0, bcap = 0;
     bool any = false;
-    for (uint32_t ti = 0; ti < z->tile_count && rc == NM_OK; ti++) {
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        if (t->records == 0) continue;
-        if (cap < t->records) {
+    bbox_tile *cand = (bbox_tile *)nm_malloc((z->tile_count ? z->tile_count : 1) * sizeof *cand);
+    int rc = cand ? bbox_candidates(g, zone, rid, &s, cand, &nc, &rids, &cap, err)
+                  : nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
+    for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
+        const nm_bgrd_tile *t = &z->tiles[cand[k].ti];
+        nm_cell_rect o = own_rect(t);
+        if (any && nm_cell_rect_contains(out, &o)) continue; /* cannot widen the box */
+        if (bcap < t->records) {
             nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
-            if (nb) buf = nb;
-            uint32_t *nr = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nr);
-            if (nr) rids = nr;
-            if (!nb || !nr) {
+            if (!nb) {
                 rc = nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
                 break;
             }
-            cap = t->records;
+            buf = nb;
+            bcap = t->records;
         }
-        uint32_t nd = 0;
-        rc = nm_bgrd_tile_regions(g, zone, ti, &s, rids, &nd, err);
-        if (rc) break;
-        bool has = false;
-        for (uint32_t k = 0; k < nd; k++) has |= rids[k] == rid;
-        if (!has) continue;
-        if (cache) {
-            rc = bbox_tile_cached(g, zone, t, cache, fields, workers, &o, rid, out, &any, err);
-            continue;
-        }
-        rc = nm_bgrd_decode_tile(g, zone, ti, &s, buf, err);
-        if (rc) break;
-        for (uint32_t k = 0; k < t->records; k++) {
-            if (buf[k].rid != rid) continue;
-            int64_t lx = buf[k].cell % t->nx, ly = buf[k].cell / t->nx;
-            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue;
-            int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
-            if (!any) {
-                *out = (nm_cell_rect){cx, cy, cx, cy};
-                any = true;
-            } else {
-                if (cx < out->x0) out->x0 = cx;
-                if (cx > out->x1) out->x1 = cx;
-                if (cy < out->y0) out->y0 = cy;
-                if (cy > out->y1) out->y1 = cy;
-            }
+        rc = nm_bgrd_decode_tile_fields(g, zone, cand[k].ti, NM_BGRD_F_REGION, &s, buf, err);
+        for (uint32_t r = 0; rc == NM_OK && r < t->records; r++) {
+            if (buf[r].rid != rid) continue;
+            int64_t lx = buf[r].cell % t->nx, ly = buf[r].cell / t->nx;
+            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
+            bbox_add(out, &any, t->gx0 + lx, t->gy0 + ly);
         }
     }
+    nm_free(cand);
     nm_free(buf);
     nm_free(rids);
     nm_bgrd_scratch_free(&s);
-    nm_bgrd_out_free(&o);
     return rc;
 }

@@ -81,6 +81,14 @@ static inline void nm_sight_walker_cell(const nm_sight_walker *s, int64_t *cx, i
     *cy = s->ay + nm_sight_walker_round(s->qy, s->ry, s->n);
 }
 
+/* Straight to cell k of the line (0 <= k <= n): the state k steps of next would reach. */
+static inline void nm_sight_walker_seek(nm_sight_walker *s, int64_t k)
+{
+    s->k = k;
+    nm_sight_walker_axis(k * s->dqx * s->n + k * s->drx, s->n, &s->qx, &s->rx);
+    nm_sight_walker_axis(k * s->dqy * s->n + k * s->dry, s->n, &s->qy, &s->ry);
+}
+
 /* k -> k + 1. */
 static inline void nm_sight_walker_next(nm_sight_walker *s)
 {
@@ -196,9 +204,13 @@ typedef struct nm_sight_view {
     nm_sight_oracle *oracle;/* needed when layers */
     bool steps;
     bool layers;
+    const uint8_t *plain;   /* nm_sight_plain_build of `on`, NULL = none: the checks cross plain
+                               stretches of a chord in jumps (same answers) */
 } nm_sight_view;
 
-/* Visibility::ok: blockers (then the on mask), facade steps, layer continuity, in that order. */
+/* Visibility::ok: blockers (then the on mask), facade steps, layer continuity, in that order.
+ * With v->plain, the on-mask samples and the cells of the walk that the plain field proves to
+ * pass are skipped: the answer is the one without it. */
 bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, float hp,
                  float hq);
 /* The search's callback form: ctx is an nm_sight_view; the chord joins the cell centres of the
@@ -214,6 +226,10 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
  * along: then vis (on = the mask r was built from, steps, layers) passes the chord; false means
  * "ask nm_sight_ok", not "blocked". */
 bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_span, uint32_t to_span);
+/* nm_sight_off_mask with r = nm_sight_plain_build(w, mask): the same answer; samples whose cells
+ * r proves plain (so on the mask) are skipped. */
+bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, const uint8_t *r, double px,
+                             double py, double qx, double qy);
 
 /* ---- 路线掩膜 tm (拉直的输入) --------------------------------------------------------------- */
 /* The four steps: tm = solidc; tm |= the access-path cells; tm &= the final solve's mask; every

@@ -306,8 +306,8 @@ bool nm_sight_layers_ok(nm_sight_oracle *o, double px, double py, double qx, dou
 /* crossesStep and LayerOracle::ok (normal mode) in one walk of the chord's digital line: both
  * follow the same cells, the first with consecutive repeats skipped, the second also without the
  * cells outside the window. False as soon as either fails: the same answer as the two in turn. */
-static bool steps_and_layers_ok(nm_sight_oracle *o, double px, double py, double qx, double qy,
-                                float hp, float hq)
+static bool steps_and_layers_ok(nm_sight_oracle *o, const uint8_t *plain, double px, double py, double qx,
+                                double qy, float hp, float hq)
 {
     const nm_window *w = o->w;
     const nm_grid_window *win = &w->win;
@@ -371,6 +371,21 @@ static bool steps_and_layers_ok(nm_sight_oracle *o, double px, double py, double
         ncur = nn;
         pcx = x;
         pcy = y;
+        /* A plain cell (r = d >= 2; its set is now its one span): the next d - 1 line cells are
+         * plain too (one span each, no step bits, within 1.25 m of their neighbours, so kept
+         * under the one-step bounds -kClimb / kStepUp + kQH), so the walk lands on the last of
+         * them with that cell's span as the set, as walking them would. */
+        const unsigned d = plain ? plain[(size_t)y * (size_t)win->nx + (size_t)x] : 0;
+        if (d >= 2 && k < l.n) {
+            k = k + (int64_t)d - 1 < l.n ? k + (int64_t)d - 1 : l.n;
+            nm_sight_walker_seek(&lw, k);
+            nm_sight_walker_cell(&lw, &x0, &y0);
+            nm_span_cell_spans(&w->spans, (uint32_t)(y0 * win->nx + x0), &first);
+            cur[0] = w->spans.sp_h[first];
+            ncur = 1;
+            pcx = x0;
+            pcy = y0;
+        }
     }
     o->cur = cur;
     o->nxt = nxt;
@@ -389,11 +404,12 @@ bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, f
     /* 1. blocker segments, then the on mask */
     if (v->blk && nm_sight_blocked(v->blk, px, py, qx, qy))
         return false;
-    if (v->on && nm_sight_off_mask(&v->w->win, v->on, px, py, qx, qy))
+    if (v->on && (v->plain ? nm_sight_off_mask_plain(&v->w->win, v->on, v->plain, px, py, qx, qy)
+                           : nm_sight_off_mask(&v->w->win, v->on, px, py, qx, qy)))
         return false;
     /* 2. facade steps and 3. layer continuity over one walk of the line */
     if (v->steps && v->layers && v->oracle)
-        return steps_and_layers_ok(v->oracle, px, py, qx, qy, hp, hq);
+        return steps_and_layers_ok(v->oracle, v->on ? v->plain : NULL, px, py, qx, qy, hp, hq);
     if (v->steps && nm_sight_crosses_step(v->w, px, py, qx, qy))
         return false;
     /* 3. layer continuity */

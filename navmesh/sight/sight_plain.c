@@ -107,3 +107,34 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_sp
     }
     return true;
 }
+
+/* The samples of nm_sight_off_mask, one by one, except those a plain cell vouches for: a sample in
+ * a cell with r = d >= 2 has every cell within d - 1 of it plain (on the mask, in the window), and
+ * the next m samples stay within m * step < d - 1 cells of it on each axis (a sample's cell moves
+ * by at most floor(shift) + 1), so they are on the mask. The 1e-6 cell margin dwarfs the rounding
+ * of the samples' positions (~1e-12 cells). */
+bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, const uint8_t *r, double px,
+                             double py, double qx, double qy)
+{
+    double L = hypot(qx - px, qy - py);
+    if (!isfinite(L))
+        return true;
+    int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
+    const double step = L / (double)(n - 1) / NM_kCS; /* cells between samples, < 1/2 */
+    for (int64_t i = 0; i < n; ++i) {
+        double t = i == n - 1 ? 1.0 : (double)i / (double)(n - 1);
+        double x = i == n - 1 ? qx : px + (qx - px) * t;
+        double y = i == n - 1 ? qy : py + (qy - py) * t;
+        int64_t cx = nm_sight_cell_trunc(x, win->x0), cy = nm_sight_cell_trunc(y, win->y0);
+        if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
+            return true;
+        const size_t c = (size_t)cy * (size_t)win->nx + (size_t)cx;
+        if (!mask[c])
+            return true;
+        if (r[c] >= 2) {
+            double m = step > 0.0 ? floor(((double)r[c] - 1.0 - 1e-6) / step) : (double)n;
+            i += m < (double)n ? (int64_t)m : n;
+        }
+    }
+    return false;
+}

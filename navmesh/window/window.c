@@ -227,13 +227,25 @@ static void dag_extend(const nm_bnvf_dag *d, uint32_t comp, uint8_t *mark, uint3
  * peak). Each tile that owns cells of the window is read where it lies — in the engine's tile
  * cache, or decoded band by band into buffers of its own — one window row at a time: a row is the
  * tiles' runs of that row, left to right, which is the cell order the span vector needs. */
+/* A span of a decoded tile, its cell already expanded (16 bytes where the decoded record and its
+ * sidecar columns take 28): what the row order of the span vector still needs. */
+typedef struct wspan {
+    int32_t cell;            /* tile-local */
+    float h;
+    uint32_t scc;
+    uint8_t bits;
+} wspan;
+
 typedef struct wtile {
     int64_t tgx0, tgy0;      /* global cell of tile-local cell 0 */
     int64_t tnx;             /* tile row length, cells */
     int32_t x0, x1, y0, y1;  /* the tile's own cells inside the window: [x0, x1) x [y0, y1) */
     uint32_t id;             /* directory index */
-    nm_bgrd_tile_view v;
-    size_t pos;              /* first record not yet read (rows are read in ascending order) */
+    nm_bgrd_tile_view v;     /* records read in place (the cache's, or all of them in tests) */
+    wspan *sp;               /* or: a decoded tile's spans in the window (cells expanded) */
+    size_t nsp;
+    bool fetched;            /* sp is set (it may be empty) */
+    size_t pos;              /* first record / span not yet read (rows are read in ascending order) */
 } wtile;
 
 typedef struct wsource {
@@ -253,13 +265,19 @@ static size_t view_bytes(const nm_bgrd_tile_view *v)
     return v->own_recs ? v->n * (sizeof(nm_grid_rec) + (v->own_fields ? sizeof(nm_span_fields) : 0)) : 0;
 }
 
+static void tile_release(wtile *t, wmem *m)
+{
+    size_t b = view_bytes(&t->v) + t->nsp * sizeof *t->sp;
+    m->now -= b <= m->now ? b : m->now;
+    nm_bgrd_tile_view_free(&t->v);
+    nm_free(t->sp);
+    t->sp = NULL;
+    t->nsp = 0;
+}
+
 static void source_free(wsource *s, wmem *m)
 {
-    for (size_t k = 0; s->t && k < s->nt; k++) {
-        size_t b = view_bytes(&s->t[k].v);
-        m->now -= b <= m->now ? b : m->now;
-        nm_bgrd_tile_view_free(&s->t[k].v);
-    }
+    for (size_t k = 0; s->t && k < s->nt; k++) tile_release(&s->t[k], m);
     nm_free(s->t);
     s->t = NULL;
     s->nt = 0;
@@ -285,74 +303,32 @@ static size_t lower_cell(const nm_grid_rec *r, size_t from, size_t n, int64_t ke
     return lo;
 }
 
-/* The run of tile t's records on window row j: [*a, *b); returns the window cell minus the
- * tile-local cell for the run's records. */
+static size_t lower_span(const wspan *r, size_t from, size_t n, int64_t key)
+{
+    size_t lo = from, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)r[mid].cell < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The run of tile t's records (or spans, once fetched) on window row j: [*a, *b); returns the
+ * window cell minus the tile-local cell for the run. */
 static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, int32_t j, size_t *a,
                        size_t *b)
 {
     int64_t base = (wgy0 + j - t->tgy0) * t->tnx;
     int64_t kx = wgx0 - t->tgx0; /* tile-local x of window column 0 */
-    *a = lower_cell(t->v.recs, t->pos, t->v.n, base + kx + t->x0);
-    *b = lower_cell(t->v.recs, *a, t->v.n, base + kx + t->x1);
-    return (int64_t)j * nx - base - kx;
-}
-
-/* Views for the active tiles that have none yet (the cache had no room, or there is none). */
-static int fetch_views(wsource *s, const size_t *act, size_t na, wmem *m, nm_error *err)
-{
-    /* a few tiles at a time (one per worker), each cut to its cells of the window at once, so the
-     * build holds whole tiles (apron and all) only while they decode */
-    size_t group = (size_t)nm_workers_for((size_t)1 << 20, s->workers);
-    if (group < 1) group = 1;
-    if (group > 8) group = 8;
-    uint32_t ids[8];
-    nm_bgrd_tile_view vs[8];
-    size_t at[8];
-    size_t k = 0;
-    while (k < na) {
-        size_t q = 0;
-        for (; k < na && q < group; k++)
-            if (!s->t[act[k]].v.recs && s->t[act[k]].v.n == 0) {
-                at[q] = act[k];
-                ids[q++] = s->t[act[k]].id;
-            }
-        if (!q) continue;
-        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", ids[0]);
-        int rc = nm_bgrd_view_tiles(s->g, s->zone, ids, q, s->fields, NULL, s->workers, s->ws, vs, err);
-        if (rc) {
-            nm_error_prefix(err, "window step 3");
-            return rc;
-        }
-        for (size_t i = 0; i < q; i++) {
-            m->now += view_bytes(&vs[i]);
-            if (m->now > m->peak) m->peak = m->now;
-        }
-        for (size_t i = 0; i < q; i++) {
-            wtile *t = &s->t[at[i]];
-            nm_bgrd_tile_view *v = &vs[i];
-            const size_t full = view_bytes(v);
-            const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
-            const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
-            size_t kept = 0;
-            for (size_t r = 0; r < v->n; r++) {
-                int64_t lx = v->own_recs[r].cell % t->tnx, ly = v->own_recs[r].cell / t->tnx;
-                if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
-                v->own_recs[kept] = v->own_recs[r];
-                if (v->own_fields) v->own_fields[kept] = v->own_fields[r];
-                kept++;
-            }
-            v->n = kept;
-            void *p = nm_realloc(v->own_recs, (kept ? kept : 1) * sizeof *v->own_recs);
-            if (p) v->own_recs = (nm_grid_rec *)p;
-            if (v->own_fields && (p = nm_realloc(v->own_fields, (kept ? kept : 1) * sizeof *v->own_fields)))
-                v->own_fields = (nm_span_fields *)p;
-            v->recs = v->own_recs;
-            v->fields = v->own_fields;
-            m->now -= full - view_bytes(v);
-            t->v = *v;
-        }
+    if (t->fetched) {
+        *a = lower_span(t->sp, t->pos, t->nsp, base + kx + t->x0);
+        *b = lower_span(t->sp, *a, t->nsp, base + kx + t->x1);
+    } else {
+        *a = lower_cell(t->v.recs, t->pos, t->v.n, base + kx + t->x0);
+        *b = lower_cell(t->v.recs, *a, t->v.n, base + kx + t->x1);
     }
-    return NM_OK;
+    return (int64_t)j * nx - base - kx;
 }
 
 /* Grows the four span columns to cap spans (exactly: no doubling at the memory peak). */
@@ -429,12 +405,12 @@ static int step4_seed_cell(wbuild *b, nm_error *err)
     return NM_OK;
 }
 
-/* One record into the raster layers and the span vector (展开成栅格图层). */
-static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_fields *f, size_t c,
-                                 int64_t gx, int64_t gy, uint32_t *ns)
+/* One record into the raster layers (展开成栅格图层); returns its span bits, or -1 when it is no
+ * span (Fill, another region's Ghost: nm_window_record_is_span). */
+static inline int expand_cell(wbuild *b, const nm_grid_rec *r, const nm_span_fields *f, size_t c, int64_t gx,
+                              int64_t gy)
 {
     nm_window *w = b->w;
-    nm_span_table *t = &w->spans;
     uint8_t flags;
     uint16_t clr;
     open_flags(b->req->fields, b->req->zone_id, r, f, gx, gy, &flags, &clr);
@@ -450,19 +426,99 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
             if ((r->steps >> (2 * d)) & 3u) fb |= (uint8_t)(1u << d);
         b->fac[c] |= fb;
     }
-    /* span table: no Fill, no other region's Ghost (nm_window_record_is_span) */
-    if (flags & NM_GRID_FILL) return;
-    if (!mine && (flags & NM_GRID_GHOST)) return;
-    uint32_t k = (*ns)++;
-    t->sp_cell[k] = (uint32_t)c;
-    t->sp_h[k] = r->h;
+    if (flags & NM_GRID_FILL) return -1;
+    if (!mine && (flags & NM_GRID_GHOST)) return -1;
     uint8_t bits = mine ? NM_SP_VIS3 : 0;
     if (flags & NM_GRID_GHOST) bits |= NM_SP_GHOST;
     if (flags & NM_GRID_DEAD) bits |= NM_SP_DEAD;
     if (flags & NM_GRID_WALK) bits |= NM_SP_WALK;
     if (flags & NM_GRID_CORE) bits |= NM_SP_CORE;
+    return bits;
+}
+
+static inline void push_span(nm_window *w, uint32_t *ns, size_t c, float h, uint8_t bits, uint32_t scc)
+{
+    uint32_t k = (*ns)++;
+    w->spans.sp_cell[k] = (uint32_t)c;
+    w->spans.sp_h[k] = h;
     w->sp_bits[k] = bits;
-    w->sp_scc[k] = mine ? f->scc : 0;
+    w->sp_scc[k] = scc;
+}
+
+/* One record into the raster layers and the span vector. */
+static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_fields *f, size_t c,
+                                 int64_t gx, int64_t gy, uint32_t *ns)
+{
+    int bits = expand_cell(b, r, f, c, gx, gy);
+    if (bits >= 0) push_span(b->w, ns, c, r->h, (uint8_t)bits, r->rid == b->w->region ? f->scc : 0);
+}
+
+/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: a few at a
+ * time (one per worker), each expanded into the raster layers right after it decodes (a cell's
+ * records all come from its tile, in stored order, so the layers are the same in any tile order)
+ * and kept only as its spans in the window (建窗的内存: whole tiles, apron and all, are held only
+ * while they decode; the band of spans waits for the row order of the span vector). */
+static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_error *err)
+{
+    wmem *m = b->m;
+    size_t group = (size_t)nm_workers_for((size_t)1 << 20, s->workers);
+    if (group < 1) group = 1;
+    if (group > 8) group = 8;
+    uint32_t ids[8];
+    nm_bgrd_tile_view vs[8];
+    size_t at[8];
+    size_t k = 0;
+    while (k < na) {
+        size_t q = 0;
+        for (; k < na && q < group; k++)
+            if (!s->t[act[k]].v.recs && !s->t[act[k]].fetched) {
+                at[q] = act[k];
+                ids[q++] = s->t[act[k]].id;
+            }
+        if (!q) continue;
+        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", ids[0]);
+        int rc = nm_bgrd_view_tiles(s->g, s->zone, ids, q, s->fields, NULL, s->workers, s->ws, vs, err);
+        if (rc) {
+            nm_error_prefix(err, "window step 3");
+            return rc;
+        }
+        for (size_t i = 0; i < q; i++) {
+            m->now += view_bytes(&vs[i]);
+            if (m->now > m->peak) m->peak = m->now;
+        }
+        for (size_t i = 0; i < q; i++) {
+            wtile *t = &s->t[at[i]];
+            nm_bgrd_tile_view *v = &vs[i];
+            const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
+            const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
+            /* the spans are written over the records already read (a span is no larger than a
+             * record, and span k comes from record r >= k), so no room beyond the tile's */
+            _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
+            unsigned char *slots = (unsigned char *)v->own_recs;
+            size_t nsp = 0;
+            for (size_t r = 0; r < v->n; r++) {
+                const nm_grid_rec rec = v->own_recs[r];
+                int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
+                if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
+                int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
+                size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
+                int bits = expand_cell(b, &rec, &v->fields[r], c, gx, gy);
+                if (bits < 0) continue;
+                wspan sp = {rec.cell, rec.h, rec.rid == b->w->region ? v->fields[r].scc : 0, (uint8_t)bits};
+                memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
+            }
+            const size_t vb = view_bytes(v);
+            void *p = nm_realloc(v->own_recs, (nsp ? nsp : 1) * sizeof(wspan));
+            t->sp = (wspan *)(p ? p : v->own_recs);
+            t->nsp = nsp;
+            t->fetched = true;
+            v->own_recs = NULL; /* now t->sp */
+            nm_bgrd_tile_view_free(v);
+            m->now -= vb <= m->now ? vb : m->now;
+            m->now += nsp * sizeof(wspan);
+        }
+    }
+    return NM_OK;
 }
 
 /* 建窗 step 5: records -> raster layers and span vector, band by band (a band: rows over which
@@ -493,13 +549,8 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
         size_t keep = 0;
         for (size_t k = 0; k < na; k++) {
             wtile *t = &s->t[act[k]];
-            if (t->y1 > j) {
-                act[keep++] = act[k];
-            } else {
-                size_t vb = view_bytes(&t->v);
-                m->now -= vb <= m->now ? vb : m->now;
-                nm_bgrd_tile_view_free(&t->v);
-            }
+            if (t->y1 > j) act[keep++] = act[k];
+            else tile_release(t, m);
         }
         na = keep;
         for (; next < s->nt && s->t[next].y0 <= j; next++) {
@@ -525,7 +576,7 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                              s->t[act[k - 1]].id, s->t[act[k]].id, j);
                 break;
             }
-        if (rc == NM_OK) rc = fetch_views(s, act, na, m, err);
+        if (rc == NM_OK) rc = fetch_views(b, s, act, na, err);
         if (rc) break;
         size_t count = 0;
         for (int32_t r = j; r < jb; r++)
@@ -543,11 +594,16 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                 wtile *t = &s->t[act[k]];
                 size_t a, e;
                 int64_t delta = row_run(t, wgx0, wgy0, nx, r, &a, &e);
-                for (size_t q = a; q < e; q++) {
-                    size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
-                    expand_record(b, &t->v.recs[q], &t->v.fields[q], c, wgx0 + (int64_t)(c - (size_t)r * (size_t)nx),
-                                  wgy0 + r, &ns);
-                }
+                if (t->fetched) /* cells expanded at the fetch: the spans in row order */
+                    for (size_t q = a; q < e; q++)
+                        push_span(w, &ns, (size_t)((int64_t)t->sp[q].cell + delta), t->sp[q].h, t->sp[q].bits,
+                                  t->sp[q].scc);
+                else
+                    for (size_t q = a; q < e; q++) {
+                        size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
+                        expand_record(b, &t->v.recs[q], &t->v.fields[q], c,
+                                      wgx0 + (int64_t)(c - (size_t)r * (size_t)nx), wgy0 + r, &ns);
+                    }
                 t->pos = e;
             }
         j = jb;
@@ -990,7 +1046,8 @@ int nm_window_build_records(const nm_window_request *req, const nm_grid_rec *rec
     }
     nm_free(head);
     s.nt = 1;
-    s.t[0] = (wtile){req->gx0, req->gy0, req->nx, 0, req->nx, 0, req->ny, 0, {sr, sf, n, sr, sf}, 0};
+    s.t[0] = (wtile){.tgx0 = req->gx0, .tgy0 = req->gy0, .tnx = req->nx, .x1 = req->nx, .y1 = req->ny,
+                     .v = {sr, sf, n, sr, sf}};
     m.now = m.peak = n * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
     rc = build(req, &s, &m, w, err);
     if (rc) {

@@ -165,6 +165,49 @@ Test(bgrd, one_worker_and_four_workers_give_identical_output)
     fx_zone_free(&z);
 }
 
+/* The checks read one field of a tile (issue 14: the core distance the flags, the region's box
+ * the region): every mask gives the fields it asks for bit-identical to a whole decode, and 0 in
+ * the others (height brings the flags along: Fill records decode to h = 0). */
+Test(bgrd, a_decode_of_some_fields_gives_those_fields_of_the_whole_decode)
+{
+    fx_zone z;
+    fx_zone_build(&z, "some", 0, 0, 90, 70, 6, fx_mixed_cell, NULL, 11);
+    nm_buf b = {0};
+    fx_write_bgrd(&z, 1, &k_small, &b);
+    nm_bgrd g;
+    parse_ok(&b, &g);
+    nm_bgrd_scratch s = {0};
+    nm_error e = {0};
+    size_t checked = 0;
+    for (uint32_t ti = 0; ti < g.zones[0].tile_count; ti++) {
+        uint32_t n = g.zones[0].tiles[ti].records;
+        if (!n) continue;
+        nm_grid_rec *all = calloc(n, sizeof *all), *some = calloc(n, sizeof *some);
+        cr_assert_eq(nm_bgrd_decode_tile(&g, 0, ti, &s, all, &e), NM_OK, "%s", e.msg);
+        for (unsigned want = 0; want <= NM_BGRD_ALL_FIELDS; want++) {
+            memset(some, 0xa5, n * sizeof *some);
+            cr_assert_eq(nm_bgrd_decode_tile_fields(&g, 0, ti, want, &s, some, &e), NM_OK, "%s", e.msg);
+            unsigned w = want & NM_BGRD_F_HEIGHT ? want | NM_BGRD_F_FLAGS : want;
+            for (uint32_t r = 0; r < n; r++) {
+                cr_assert_eq(some[r].cell, all[r].cell);
+                cr_assert_eq(some[r].rid, w & NM_BGRD_F_REGION ? all[r].rid : 0u, "tile %u want %u", ti, want);
+                cr_assert_eq(some[r].h, w & NM_BGRD_F_HEIGHT ? all[r].h : 0.0f, "tile %u want %u", ti, want);
+                cr_assert_eq(some[r].clr, w & NM_BGRD_F_CLR ? all[r].clr : 0, "tile %u want %u", ti, want);
+                cr_assert_eq(some[r].flags, w & NM_BGRD_F_FLAGS ? all[r].flags : 0, "tile %u want %u", ti, want);
+                cr_assert_eq(some[r].steps, w & NM_BGRD_F_STEPS ? all[r].steps : 0, "tile %u want %u", ti, want);
+                checked++;
+            }
+        }
+        free(all);
+        free(some);
+    }
+    cr_assert_gt(checked, 32 * 1000);
+    nm_bgrd_scratch_free(&s);
+    nm_bgrd_free(&g);
+    nm_buf_free(&b);
+    fx_zone_free(&z);
+}
+
 static int left_strip_cell(void *ctx, int x, int y, fx_rng *rng, nm_grid_rec *out)
 {
     return x < 20 ? fx_mixed_cell(ctx, x, y, rng, out) : 0;

@@ -645,3 +645,62 @@ Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
     nm_sight_oracle_free(&o);
     fx_free(&w);
 }
+
+/* A view with the plain field crosses plain stretches of every chord in jumps (issue 14: chords
+ * from a corner parent near a wall start off the plain ground, then run hundreds of plain cells):
+ * the same answers as without it, both ways, for span-centre chords (vis) and for chords between
+ * any points (ok: the on-mask samples), on a window with broad plain areas between slopes,
+ * cliffs, a deck, empty cells, forbidden steps and holes in the on mask. */
+Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
+{
+    enum { NX = 120, NY = 90 };
+    uint64_t seed = 0xD1B54A32D192ED03ULL;
+    static float fl[NX * NY];
+    static fx_span extra[NX * NY];
+    size_t nextra = 0;
+    for (int j = 0; j < NY; ++j)
+        for (int i = 0; i < NX; ++i) {
+            float h = 0.05f * (float)i + (i >= 70 ? 2.0f : 0.0f) + (j >= 60 && i < 30 ? 1.4f : 0.0f);
+            fl[j * NX + i] = plain_rng(&seed) % 401 == 0 ? NAN : h;
+            if (i >= 40 && i < 52 && j >= 10 && j < 50)
+                extra[nextra++] = (fx_span){i, j, h + 6.0f}; /* a deck over the ground */
+        }
+    nm_window w;
+    fx_window(&w, NX, NY, 2.0, 3.0, fl, extra, nextra);
+    for (int k = 0; k < 60; ++k) /* forbidden steps */
+        w.stepbits[plain_rng(&seed) % (NX * NY)] = (uint8_t)(1u << (plain_rng(&seed) % 8));
+    static uint8_t on[NX * NY], r[NX * NY];
+    for (int c = 0; c < NX * NY; ++c)
+        on[c] = plain_rng(&seed) % 301 != 0;
+    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    nm_sight_oracle o;
+    cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
+    nm_sight_view full = {&w, NULL, on, &o, true, true, NULL};
+    nm_sight_view jumps = {&w, NULL, on, &o, true, true, r};
+    uint32_t pass = 0, fail = 0, off = 0, deep = 0;
+    for (int t = 0; t < 200000; ++t) {
+        uint32_t a = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
+        uint32_t b = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
+        bool v = nm_sight_vis(&full, a, b);
+        cr_assert_eq(nm_sight_vis(&jumps, a, b), v, "span %u (cell %u) -> span %u (cell %u): vis %d without the jumps", a,
+                     w.spans.sp_cell[a], b, w.spans.sp_cell[b], v);
+        v ? pass++ : fail++;
+        deep += r[w.spans.sp_cell[a]] >= 8;
+        /* any two points (some outside the window), any heights */
+        double px = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, py = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
+        double qx = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, qy = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
+        bool m = nm_sight_off_mask(&w.win, on, px, py, qx, qy);
+        cr_assert_eq(nm_sight_off_mask_plain(&w.win, on, r, px, py, qx, qy), m, "(%.2f, %.2f) -> (%.2f, %.2f)", px, py,
+                     qx, qy);
+        off += m;
+        float hp = (float)(plain_rng(&seed) % 80) / 10.0f, hq = (float)(plain_rng(&seed) % 80) / 10.0f;
+        cr_assert_eq(nm_sight_ok(&jumps, px, py, qx, qy, hp, hq), nm_sight_ok(&full, px, py, qx, qy, hp, hq),
+                     "(%.2f, %.2f) -> (%.2f, %.2f) at %.1f / %.1f", px, py, qx, qy, hp, hq);
+    }
+    cr_assert_gt(pass, 20000, "vis passes many chords (%u)", pass);
+    cr_assert_gt(fail, 20000, "vis refuses many chords (%u)", fail);
+    cr_assert_gt(off, 20000, "many chords leave the on mask (%u)", off);
+    cr_assert_gt(deep, 5000, "many chords start deep in plain ground (%u)", deep);
+    nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
