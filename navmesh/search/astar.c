@@ -64,6 +64,25 @@ static inline bool item_less_nb(const nm_heap_item *a, const nm_heap_item *b)
     return (a->f < b->f) | ((a->f == b->f) & (a->key < b->key));
 }
 
+/* The smallest of the children of node i of an n-entry heap (four children: the smallest in three
+ * selects), or n when i has none. */
+static inline size_t least_child(const nm_heap_item *it, size_t i, size_t n)
+{
+    const size_t c0 = 4 * i + 1;
+    if (c0 + 4 <= n) {
+        const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
+        const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
+        return a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
+    }
+    if (c0 >= n)
+        return n;
+    size_t m = c0;
+    for (size_t c = c0 + 1; c < n; c++)
+        if (item_less(&it[c], &it[m]))
+            m = c;
+    return m;
+}
+
 nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
     const nm_heap_item top = h->it[0], x = h->it[--h->n];
@@ -71,20 +90,8 @@ nm_heap_item nm_search_heap_pop(nm_heap *h)
     nm_heap_item *const it = h->it;
     size_t i = 0;
     for (;;) {
-        const size_t c0 = 4 * i + 1;
-        size_t m = c0;
-        if (c0 + 4 <= n) { /* four children: the smallest in three selects */
-            const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
-            const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
-            m = a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
-        } else {
-            if (c0 >= n)
-                break;
-            for (size_t c = c0 + 1; c < n; c++)
-                if (item_less(&it[c], &it[m]))
-                    m = c;
-        }
-        if (!item_less(&it[m], &x))
+        const size_t m = least_child(it, i, n);
+        if (m == n || !item_less(&it[m], &x))
             break;
         it[i] = it[m];
         i = m;
@@ -137,20 +144,8 @@ nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
     nm_heap_item *const it = h->it;
     size_t i = 0;
     for (;;) {
-        const size_t c0 = 4 * i + 1;
-        size_t m = c0;
-        if (c0 + 4 <= n) {
-            const size_t a = c0 + item_less_nb(&it[c0 + 1], &it[c0]);
-            const size_t b = c0 + 2 + item_less_nb(&it[c0 + 3], &it[c0 + 2]);
-            m = a ^ ((a ^ b) & -(size_t)item_less_nb(&it[b], &it[a]));
-        } else {
-            if (c0 >= n)
-                break;
-            for (size_t c = c0 + 1; c < n; c++)
-                if (item_less(&it[c], &it[m]))
-                    m = c;
-        }
-        if (!item_less(&it[m], &x))
+        const size_t m = least_child(it, i, n);
+        if (m == n || !item_less(&it[m], &x))
             break;
         iheap_put(h, node, i, it[m]);
         i = m;
