@@ -247,7 +247,7 @@ static uint32_t bbox_zone_rid(int x, int y)
     /* region 6: three cells in three tiles; the last tile meets the box of the first two
        without lying inside it */
     if ((x == 40 && y == 5) || (x == 5 && y == 40) || (x == 60 && y == 60)) return 6;
-    uint32_t h = (uint32_t)(x * 73856093) ^ (uint32_t)(y * 19349663);
+    uint32_t h = (uint32_t)x * 73856093u ^ (uint32_t)y * 19349663u;
     h ^= h >> 13;
     h *= 0x5bd1e995u;
     h ^= h >> 15;
