@@ -1020,24 +1020,6 @@ static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, 
     return false;
 }
 
-/* The best pair of spans across a bridged cell c from cells a and b (AppendSeamBridge's choice:
- * smallest |dh|, first on ties): its |dh| and mean, or false when none is within kClimb. */
-static bool bridge_pair(const nm_span_table *t, uint32_t a, uint32_t b, double *dh, double *mean)
-{
-    uint32_t fa, fb, na = nm_span_cell_spans(t, a, &fa), nb = nm_span_cell_spans(t, b, &fb);
-    double best = INFINITY;
-    for (uint32_t u = 0; u < na; u++)
-        for (uint32_t v = 0; v < nb; v++) {
-            double d = fabs((double)t->sp_h[fa + u] - (double)t->sp_h[fb + v]);
-            if (d < best) {
-                best = d;
-                *mean = ((double)t->sp_h[fa + u] + (double)t->sp_h[fb + v]) / 2.0;
-            }
-        }
-    *dh = best;
-    return best <= NM_kClimb;
-}
-
 /* A steep seam bridge (issue 12): AppendSeamBridge fills a one-cell gap between spans up to
  * kClimb apart with their mean, so a rise higher than a step (kStepUp) becomes two half steps
  * that RiseOk walks up. The Recast path leaves such gaps at the side of a ramp, where Recast's
@@ -1060,10 +1042,11 @@ static void mark_steep_bridges(const uint64_t *pre_occ, nm_span_table *t)
             const uint32_t d = pass == 0 ? 1u : (uint32_t)nx;
             if (pass == 0 ? (i < 1 || i > nx - 2) : (j < 1 || j > ny - 2)) continue;
             const uint32_t a = c - d, b = c + d;
-            double dh, mean = 0.0;
+            double ha, hb;
             if (!((pre_occ[a >> 6] >> (a & 63)) & 1u) || !((pre_occ[b >> 6] >> (b & 63)) & 1u) ||
-                !bridge_pair(t, a, b, &dh, &mean))
-                continue;
+                !nm_grid_seam_pair(t, a, b, &ha, &hb))
+                continue; /* t's cells a and b hold the spans they held before bridging */
+            const double dh = fabs(ha - hb), mean = (ha + hb) / 2.0;
             if (dh > NM_kStepUp) steep[nst++] = mean;
             else gentle[nge++] = mean;
         }

@@ -173,6 +173,9 @@ int nm_grid_append_seam_bridge(const nm_span_table *pre, nm_grid_samples *sample
  * the chosen pair (cells a and b of `pre`'s window, heights m) and returns true to leave the gap
  * unbridged (asked in both of the operator's rounds: it must answer the same). NULL gate =
  * nm_grid_append_seam_bridge. Called from the caller's thread only. */
+/* AppendSeamBridge's pair across cells a and b of t: the spans with the smallest |dh| (first pair
+ * on ties, a's spans outer, both ascending), their heights, and whether |dh| <= kClimb. */
+bool nm_grid_seam_pair(const nm_span_table *t, uint32_t a, uint32_t b, double *h_a, double *h_b);
 typedef bool (*nm_grid_bridge_gate)(void *ctx, uint32_t a, double h_a, uint32_t b, double h_b);
 int nm_grid_append_seam_bridge_gated(const nm_span_table *pre, nm_grid_samples *samples,
                                      nm_grid_bridge_gate gate, void *gate_ctx, nm_error *err);

@@ -223,22 +223,29 @@ int nm_grid_rasterize(const nm_grid_window *win, const nm_grid_mesh *mesh, nm_gr
 /* Best pair across the gap between cells a and b (both occupied in pre): smallest |dh|, first
  * found on ties. Returns false when the best pair differs by more than kClimb, or when the gate
  * refuses it. */
+bool nm_grid_seam_pair(const nm_span_table *t, uint32_t a, uint32_t b, double *h_a, double *h_b)
+{
+    uint32_t fa, fb;
+    uint32_t na = nm_span_cell_spans(t, a, &fa), nb = nm_span_cell_spans(t, b, &fb);
+    double best = INFINITY;
+    *h_a = *h_b = 0.0;
+    for (uint32_t u = 0; u < na; u++)
+        for (uint32_t v = 0; v < nb; v++) {
+            double d = fabs((double)t->sp_h[fa + u] - (double)t->sp_h[fb + v]);
+            if (d < best) {
+                best = d;
+                *h_a = t->sp_h[fa + u];
+                *h_b = t->sp_h[fb + v];
+            }
+        }
+    return best <= NM_kClimb;
+}
+
 static bool bridge_height(const nm_span_table *pre, uint32_t a, uint32_t b, nm_grid_bridge_gate gate,
                           void *gate_ctx, float *h)
 {
-    uint32_t fa, fb;
-    uint32_t na = nm_span_cell_spans(pre, a, &fa), nb = nm_span_cell_spans(pre, b, &fb);
-    double best = INFINITY, ha = 0.0, hb = 0.0;
-    for (uint32_t u = 0; u < na; u++)
-        for (uint32_t v = 0; v < nb; v++) {
-            double d = fabs((double)pre->sp_h[fa + u] - (double)pre->sp_h[fb + v]);
-            if (d < best) {
-                best = d;
-                ha = pre->sp_h[fa + u];
-                hb = pre->sp_h[fb + v];
-            }
-        }
-    if (!(best <= NM_kClimb))
+    double ha, hb;
+    if (!nm_grid_seam_pair(pre, a, b, &ha, &hb))
         return false;
     if (gate && gate(gate_ctx, a, ha, b, hb))
         return false;

@@ -1441,7 +1441,8 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
                        bool *kept, nm_error *err)
 {
     *kept = false;
-    if (kept_same(e, wr)) {
+    const bool same = kept_same(e, wr);
+    if (same) {
         double t0 = now_ms();
         bool fits = false;
         int rc = nm_window_reseed(&e->kept, wr, &fits, err);
@@ -1455,7 +1456,7 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
             return NM_OK;
         }
     }
-    if (kind == NM_TIER_FULL || kept_same(e, wr)) drop_kept(e);
+    if (kind == NM_TIER_FULL || same) drop_kept(e);
     return nm_window_build(wr, w, err);
 }
 

@@ -685,8 +685,6 @@ static int access_channel(leg *L, nm_error *err)
     o->nlinks = w->nlinks;
     if (!L->chan0 || !L->limw || !L->open || !o->link_open)
         return nm_fail(err, NM_ERR_NOMEM, "search: channel masks: out of memory");
-    if (!L->req->small && nm_search_final_refuses(o))
-        return NM_OK; /* run() skips the layers (最终判定 is already decided) */
     int rc = nm_search_access_init(&L->aw, s->ncell, err);
     if (rc)
         return rc;
@@ -865,15 +863,15 @@ static int run(leg *L, nm_error *err)
         return rc;
     if ((rc = baseline(L, err)) || o->status != NM_SEARCH_OK)
         return rc;
-    if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
-        return rc;
     if (!L->req->small && nm_search_final_refuses(o)) {
         /* a window that cannot escalate and an end beyond kSnapRadius or a goal cut off: the
-         * layers' paths would be thrown away */
+         * channel's and the layers' paths would be thrown away */
         o->ms_topo = now_ms() - L->t0;
         end_checks(L);
         return NM_OK;
     }
+    if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
+        return rc;
     if ((rc = topology(L, err)) || o->status != NM_SEARCH_OK)
         return rc;
     o->ms_topo = now_ms() - L->t0;
