@@ -47,13 +47,21 @@ typedef struct zone_work {
     nm_error *errs;              /* per chunk (region) errors are reported in chunk order */
 } zone_work;
 
+/* The centre of window cell c, zone pixels (the bake's gates take pixels). */
+static void cell_centre(const nm_grid_window *win, uint32_t c, double *u, double *v)
+{
+    const uint32_t nx = (uint32_t)win->nx;
+    *u = win->x0 + ((c % nx) + 0.5) * NM_kCS;
+    *v = win->y0 + ((c / nx) + 0.5) * NM_kCS;
+}
+
 /* The grid operators ask the gate in window cells; the caller's function takes pixels. */
 static bool gate_px(void *ctx, uint32_t from_cell, double h_from, uint32_t to_cell, double h_to)
 {
     const zone_work *zw = ctx;
-    uint32_t nx = (uint32_t)zw->win.nx;
-    double u0 = zw->win.x0 + ((from_cell % nx) + 0.5) * NM_kCS, v0 = zw->win.y0 + ((from_cell / nx) + 0.5) * NM_kCS;
-    double u1 = zw->win.x0 + ((to_cell % nx) + 0.5) * NM_kCS, v1 = zw->win.y0 + ((to_cell / nx) + 0.5) * NM_kCS;
+    double u0, v0, u1, v1;
+    cell_centre(&zw->win, from_cell, &u0, &v0);
+    cell_centre(&zw->win, to_cell, &u1, &v1);
     return zw->opts->drop_blocked(zw->opts->drop_ctx, u0, v0, h_from, u1, v1, h_to);
 }
 
@@ -135,8 +143,8 @@ static bool solid_across(const zone_work *zw, uint32_t c, double h, double lo)
     const nm_bake_grid_opts *o = zw->opts;
     if (!o || !o->gap_blocked)
         return false;
-    const uint32_t nx = (uint32_t)zw->win.nx;
-    const double u = zw->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = zw->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    double u, v;
+    cell_centre(&zw->win, c, &u, &v);
     const double bot = h + lo, top = h + NM_kFallHeight - 0.1;
     return o->gap_blocked(o->drop_ctx, u - NM_kCS, v, u + NM_kCS, v, bot, top) ||
            o->gap_blocked(o->drop_ctx, u, v - NM_kCS, u, v + NM_kCS, bot, top);
@@ -983,9 +991,9 @@ static bool riser_between(void *ctx, uint32_t a, double ha, uint32_t b, double h
     const riser_ctx *r = ctx;
     if (fabs(ha - hb) <= NM_kStepUp)
         return false;
-    const uint32_t nx = (uint32_t)r->win->nx;
-    const double ua = r->win->x0 + ((a % nx) + 0.5) * NM_kCS, va = r->win->y0 + ((a / nx) + 0.5) * NM_kCS;
-    const double ub = r->win->x0 + ((b % nx) + 0.5) * NM_kCS, vb = r->win->y0 + ((b / nx) + 0.5) * NM_kCS;
+    double ua, va, ub, vb;
+    cell_centre(r->win, a, &ua, &va);
+    cell_centre(r->win, b, &ub, &vb);
     return r->opts->gap_blocked(r->opts->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb,
                                 fmax(ha, hb) - 0.1);
 }
@@ -1009,8 +1017,8 @@ static bool rim_under_solid(const nm_bake_grid_opts *o, const nm_span_table *t, 
         cover = t->sp_ins[a] == 1 && t->sp_h[a] - t->sp_h[k] > NM_kClimb;
     if (!cover)
         return false;
-    const uint32_t nx = (uint32_t)t->win.nx, c = t->sp_cell[k];
-    const double u = t->win.x0 + ((c % nx) + 0.5) * NM_kCS, v = t->win.y0 + ((c / nx) + 0.5) * NM_kCS;
+    double u, v;
+    cell_centre(&t->win, t->sp_cell[k], &u, &v);
     static const int d[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
     for (int q = 0; q < 4; q++)
         if (o->gap_blocked(o->drop_ctx, u - d[q][0] * NM_kCS, v - d[q][1] * NM_kCS, u + d[q][0] * NM_kCS,
