@@ -441,7 +441,7 @@ typedef struct column {
     double up_lo, up_hi;     /* up faces with up_lo < y < up_hi */
     double down_lo, down_hi; /* down faces with down_lo < y < down_hi */
     bool have_up, have_down;
-    double up_max;
+    double up_max, down_min; /* the highest such up face, the lowest such down face */
 } column;
 
 static bool column_hit(void *ctx, double t, bool up)
@@ -454,8 +454,9 @@ static bool column_hit(void *ctx, double t, bool up)
             c->have_up = true;
             c->up_max = y;
         }
-    } else if (y > c->down_lo && y < c->down_hi) {
+    } else if (y > c->down_lo && y < c->down_hi && (!c->have_down || y < c->down_min)) {
         c->have_down = true;
+        c->down_min = y;
     }
     return true;
 }
@@ -472,19 +473,21 @@ bool nm_occ_drop_blocked_with(const nm_occ_scene *s, const double take[3], const
     if (!s) return false;
     const double eps = NM_OCC_kColumnEdge, yt = take[1], yl = land[1];
 
-    /* 1. The landing column runs from y_l − c − ε up to max(y_t, y_l + c + ε). */
+    /* 1. The landing column runs from y_l − c − ε up to max(y_t, y_l + c + ε); it goes on up to
+     * y_t + c + ε for the fall from the take-off floor (5), which may stand up to c above y_t. */
     column lc = {0};
+    double top = yt + climb + eps;
     lc.y0 = yl - climb - eps;
-    lc.y1 = yt > yl + climb + eps ? yt : yl + climb + eps;
+    lc.y1 = top > yl + climb + eps ? top : yl + climb + eps;
     lc.up_lo = yl - climb - eps;
     lc.up_hi = yl + climb + eps;
     lc.down_lo = yl + climb;
-    lc.down_hi = yt;
+    lc.down_hi = top;
     column_sample(s, land, &lc);
     /* 2. No floor under the landing: allowed. */
     if (!lc.have_up) return false;
     /* 3. Something solid over the landing, below the take-off height: blocked. */
-    if (lc.have_down) return true;
+    if (lc.have_down && lc.down_min < yt) return true;
 
     /* The take-off column spans y_t ± (c + ε). */
     column tc = {0};
@@ -497,8 +500,13 @@ bool nm_occ_drop_blocked_with(const nm_occ_scene *s, const double take[3], const
     /* 4. No floor under the take-off: allowed. */
     if (!tc.have_up) return false;
 
-    /* 5. The curtain from base + climb to base + height along take-off → landing. */
+    /* 5. The L-shaped path starts from base = max(take-off floor, y_t): the vertical fall from
+     * there meets a down face over the landing below base (the underside of the floor the
+     * take-off stands on, when y_t lies under that floor's plane: a zone mesh blending a stair
+     * into the slab over it); the horizontal part is the curtain from base + climb to base +
+     * height along take-off → landing. */
     double base = tc.up_max > yt ? tc.up_max : yt;
+    if (lc.have_down && lc.down_min < base) return true;
     return nm_occ_curtain_crossed(s, take, land, base + climb, base + height);
 }
 

@@ -92,8 +92,9 @@ bool nm_occ_curtain_crossed(const nm_occ_scene *scene, const double a[3], const 
  * passes NM_kFallClimb = 0.39 and NM_kFallHeight = 2.1). NULL scene: never blocked. Order:
  * (1) sampling columns at both ends; (2) no up face within land.y ± climb → allowed; (3) a down
  * face above land.y + climb and below take.y on the landing column → blocked; (4) no up face
- * within take.y ± climb → allowed; (5) b = max(take floor, take.y): any face crossing the curtain
- * take → land at heights (b + climb, b + height) → blocked; (6) allowed. */
+ * within take.y ± climb → allowed; (5) b = max(take floor, take.y): a down face on the landing
+ * column above land.y + climb and below b (the fall starts from the take-off's floor), or any
+ * face crossing the curtain take → land at heights (b + climb, b + height) → blocked; (6) allowed. */
 bool nm_occ_drop_blocked_with(const nm_occ_scene *scene, const double take[3],
                               const double land[3], double climb, double height);
 bool nm_occ_drop_blocked(const nm_occ_scene *scene, const double take[3], const double land[3]);

@@ -78,12 +78,12 @@ static const level_case k_levels[] = {
      * channel and back, corners kept 2.2-2.5 px off) are all channel_longer (tools/navaudit/README.md). */
     {"scene-bridge", SRC_SCENE, "bridge/scene.json", 1.0, "bridge", 20, 1, 0, 0, ""},
     {"scene-bridge-ramps", SRC_SCENE, "bridge_ramps/scene.json", 1.0, "bridge_ramps", 20, 1, 0, 0, ""},
-    {"scene-building", SRC_SCENE, "building/scene.json", 1.0, "building", 20, 1, 0, 1,
-     "audit drop_blocked x1 (leg 11, 4 m floor to the ground): the route walks down the stair to "
-     "3.67 m and drops off the flight's south side at (33.5, 23.8) m, where the 4 m floor slab "
-     "stands over the landing (the stair's edge cell straddles the stairwell opening's edge at "
-     "y 24 m); the planner's fall gate lets it through, the audit (judging the fall at the ledge "
-     "since h-audit-shared) refuses it. A planner defect: not fixed"},
+    /* scene-building was 0/1 until the take-off floor's underside counted (occluder dropBlocked,
+     * issue 12): leg 11 walked down the stair to 3.67 m (the zone mesh blending the stair into the
+     * 4 m slab at the stairwell's south edge) and dropped to the ground under the slab at (33.5,
+     * 23.8) m; the slab's underside (3.7 m) lay between that height and the floor the take-off
+     * stands on (4.0 m). Now the route walks down the stair. */
+    {"scene-building", SRC_SCENE, "building/scene.json", 1.0, "building", 20, 1, 0, 0, ""},
     {"scene-bump-dip", SRC_SCENE, "bump_dip/scene.json", 1.0, "bump_dip", 20, 1, 0, 0, ""},
     {"scene-corridor", SRC_SCENE, "corridor/scene.json", 1.0, "corridor", 20, 1, 0, 0, ""},
     {"scene-cracks-holes", SRC_SCENE, "cracks_holes/scene.json", 1.0, "cracks_holes", 20, 1, 0, 0, ""},

@@ -515,6 +515,28 @@ Test(drop, slab_over_the_landing_is_blocked)
     nm_occ_free(s);
 }
 
+/* The fall starts from the floor the take-off stands on (issue 12, scene building): a zone mesh
+ * that blends a stair into the 0.3 m slab over it puts the take-off at 4.68, under the slab's top
+ * (5.0) and just under its underside (4.7); the landing lies under the slab. The underside is
+ * not below y_t (step 3), but it is below the take-off floor the L-shaped path starts from. */
+Test(drop, take_off_floor_s_underside_over_the_landing_is_blocked)
+{
+    static soup slab, gnd;
+    memset(&slab, 0, sizeof slab);
+    memset(&gnd, 0, sizeof gnd);
+    soup_box(&slab, -10, 4.7, -5, 10, 5.0, 5);
+    soup_box(&gnd, -20, 0, -10, 30, 1, 10);
+    nm_occ_group g[2] = {soup_group(&slab), soup_group(&gnd)};
+    nm_occ_zone_in z = {.name = "z", .groups = g, .group_count = 2};
+    nm_occ_scene *s = load_zones(&z, 1, "z");
+    const double take[3] = {9.8, 4.68, 0.0}, under[3] = {9.5, 1.0, 0.0};
+    cr_assert(nm_occ_drop_blocked(s, take, under), "the slab lies between the take-off floor and the landing");
+    const double on_top[3] = {9.8, 5.0, 0.0};
+    cr_assert(nm_occ_drop_blocked(s, on_top, under), "from the slab's top, step 3 already blocks");
+    cr_assert_not(nm_occ_drop_blocked(s, take, LAND), "beside the slab the landing is clear");
+    nm_occ_free(s);
+}
+
 Test(drop, no_floor_under_the_take_off_is_allowed)
 {
     static soup rail;

@@ -344,3 +344,31 @@ Test(plan_recast, ramp_side_higher_than_a_step_is_no_stair)
     nm_route_result_free(&r);
     pu_close(&W);
 }
+
+/* building: the 4 m floor's slab (3.7..4.0 m) over the ground floor, the stairwell opening at x 24..36,
+ * y 24..28 m. navaudit leg 11 of --random 20 --seed 1 (4 m floor to the ground floor) walked down
+ * the stair to 3.67 m at the opening's south edge, where the zone mesh blends the stair into the
+ * slab, and dropped west to the ground under the slab at (33.5, 23.8) m: the fall gate took the
+ * fall from 3.67 m, under the slab's underside, not from the slab's top the take-off stands on
+ * (issue 12). No drop may land under the slab: inside the building, outside the opening. */
+Test(plan_recast, building_no_drop_lands_under_the_slab)
+{
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene_default(&W, "building", 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 27.57, 32.22, 16.31, 34.32);
+    q.start_floor_y = 4.10f;
+    q.goal_floor_y = 0.10f;
+    pu_plan_q(&W, &q, &r);
+    pu_check_route(&r, "4 m floor to the ground west of the house");
+    cr_expect(r.ok, "4 m floor to the ground: planned");
+    for (uint32_t i = 0; r.ok && i < r.ndrops; i++) {
+        const double *at = &r.xy[2 * (size_t)r.drops[i].index];
+        double x = at[0] / W.scale, y = at[1] / W.scale;
+        bool under_slab = x > 20.4 && x < 43.6 && y > 20.4 && y < 39.6 && !(x > 24 && x < 36 && y > 24 && y < 28);
+        cr_expect(!under_slab, "drop %u lands at (%.2f, %.2f) m, under the 4 m slab", i, x, y);
+    }
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
