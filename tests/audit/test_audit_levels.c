@@ -49,9 +49,11 @@ typedef struct level_case {
 static const level_case k_levels[] = {
     /* name, source, OBJ, scale, zone, legs, seed, max unexplained, max audit failures, reason */
     {"recast-navtest", SRC_SHARED, "nav_test.obj", 1.0, "nav_test", 40, 1, 0, 0, ""},
-    {"godot-navlevel", SRC_SHARED, "level_mesh.obj", 1.0, "level_mesh", 40, 1, 2, 0,
-     "ours_only / other_layer: Detour partial between the ramp and the raised walkway near "
-     "(0.6, 2.4) m, ours walks it and passes the audit"},
+    /* godot-navlevel: legs 22 and 36 (ours_only / other_layer until the goal_snapped class) end
+     * on a surface the start does not reach (the 30° ramp under the walkway; the ground below the
+     * 45.6° ramp Recast does not walk); Detour partial, and ours too walks only to the reach set's
+     * edge and joins the goal 2.25 / 2.76 px away (收尾检查 1, tools/navaudit/README.md) */
+    {"godot-navlevel", SRC_SHARED, "level_mesh.obj", 1.0, "level_mesh", 40, 1, 0, 0, ""},
     {"recast-dungeon", SRC_SHARED, "dungeon.obj", 1.0, "dungeon", 40, 1, 0, 0, ""},
     {"recast-undulating", SRC_SHARED, "undulating.obj", 1.0, "undulating", 20, 1, 0, 0, ""},
     {"dotrecast-house", SRC_SHARED, "house.obj", 1.0, "house", 40, 1, 0, 0, ""},

@@ -359,3 +359,42 @@ Test(cmp_classes, channel_longer_needs_a_short_baseline_and_a_bounded_detour)
     cr_assert_str_eq(nm_cmp_class_name(NM_CMP_CHANNEL_LONGER), "channel_longer");
     cr_assert_not(nm_cmp_class_explained(NM_CMP_OURS_LONGER));
 }
+
+/* goal_snapped (harness.h): Detour partial, and ours ok only by 收尾检查 1's straight join of a goal
+ * off Walk, a join the audit does not walk. Figures of godot-navlevel leg 22 (seed 1): from the
+ * ground at 0 m to the 30° ramp at 1.26 m, which the ground does not reach (the walkway's 2.33 m
+ * side, the 45.6° ramp that Recast does not walk); the goal's cell is the ramp's eroded rim, so
+ * ours walks to the ground's edge and joins the goal 2.25 px away at the ground's height. */
+Test(cmp_classes, goal_snapped_needs_an_unwalkable_join_and_a_partial_detour)
+{
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.snap_goal_px = 2.25;
+    l.join.kind = NM_AUDIT_WRONG_HEIGHT;
+    l.dt_status = NM_DT_PARTIAL;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    cr_assert(nm_cmp_class_explained(NM_CMP_GOAL_SNAPPED));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_GOAL_SNAPPED), "goal_snapped");
+    /* a join the audit walks reaches the goal's surface: ours did walk there, Detour did not */
+    l.join.kind = NM_AUDIT_OK;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.join.kind = NM_AUDIT_CLIMB;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    /* the anchor in the goal's own cell: no join to speak of */
+    l.snap_goal_px = 0.0;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.snap_goal_px = 0.25;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    /* Detour complete: ours stopped short where Detour went on */
+    l.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.dt_status = NM_DT_PARTIAL;
+    /* the walked route fails the audit, or ours failed */
+    l.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.audit.kind = NM_AUDIT_OK;
+    l.ours_ok = false;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+}

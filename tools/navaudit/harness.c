@@ -9,15 +9,15 @@
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
     static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",    "ours_drop_or_link", "channel_longer",
-                                                "ours_fails", "ours_longer", "ours_only",       "other_layer",
-                                                "no_poly"};
+                                                "goal_snapped", "ours_fails", "ours_longer", "ours_only",
+                                                "other_layer", "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
     return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
-           c == NM_CMP_NO_POLY;
+           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_NO_POLY;
 }
 
 bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len)
@@ -80,6 +80,12 @@ static int recast_input(const nm_obj *obj, const nm_bake_config *cfg, double sca
     return NM_OK;
 }
 
+bool nm_cmp_goal_snapped(const nm_cmp_leg *l)
+{
+    return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->snap_goal_px >= NM_kCS &&
+           l->join.kind != NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL;
+}
+
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent)
 {
     return l->ours_ok && l->audit.max_descent > agent->climb && l->audit.max_ascent <= agent->climb;
@@ -106,6 +112,10 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
     if (l->ours_climbs)
         n += snprintf(buf + n, cap - (size_t)n, ", climbs %.2f m at (%.2f, %.2f) m", l->audit.max_ascent,
                       l->audit.ascent_x, l->audit.ascent_z);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok && l->snap_goal_px >= NM_kCS)
+        n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
+                      l->join.kind == NM_AUDIT_OK ? "walkable" : l->join.msg);
     if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
     if (n < 0 || (size_t)n >= cap) return;
@@ -246,6 +256,18 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 rc = nm_fail(err, rc, "harness: out of memory");
                 goto done;
             }
+            L->snap_goal_px = r.snap_goal;
+            if (r.snap_goal >= NM_kCS) {
+                /* the goal's join from its anchor, walked like any segment */
+                nm_route_result walked = r;
+                walked.snap_goal = 0;
+                rc = nm_audit_result(lv, &walked, &ap, &L->join);
+                if (rc) {
+                    nm_route_result_free(&r);
+                    rc = nm_fail(err, rc, "harness: out of memory");
+                    goto done;
+                }
+            }
             L->ours_link = L->audit.links_skipped > 0;
             L->ours_steps_down = nm_cmp_steps_down(L, ag);
             L->ours_climbs = L->audit.max_ascent > ag->climb;
@@ -291,6 +313,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             }
         } else { /* partial */
             if (!L->ours_ok) L->cls = NM_CMP_AGREE;
+            else if (nm_cmp_goal_snapped(L)) L->cls = NM_CMP_GOAL_SNAPPED; /* ends at its anchor's height */
             else {
                 bool layer = !isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5;
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;

@@ -24,6 +24,9 @@ typedef enum nm_cmp_class {
     NM_CMP_CHANNEL_LONGER,   /* explained: ours over the length bound, but the article's baseline on
                                 our grid is within it (nm_cmp_channel_longer): the two-stage
                                 search kept to its topology channel (base_len) */
+    NM_CMP_GOAL_SNAPPED,     /* explained: Detour partial, and ours reaches the goal only by the
+                                article's end rule, its walk stopping short as Detour's does
+                                (nm_cmp_goal_snapped) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
     NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
@@ -67,6 +70,9 @@ typedef struct nm_cmp_leg {
     double width_m;           /* NARROW / OURS_FAILS: free width at Detour's narrowest place */
     double wx, wz;            /* where */
     nm_audit_report audit;    /* ours ok: the audit (kind OK = passed) */
+    double snap_goal_px;      /* ours ok: the goal anchor's distance from the goal's cell, px */
+    nm_audit_report join;     /* snap_goal_px >= kCS: the audit with the last segment (the goal's
+                                 join from its anchor) walked, not excepted */
 } nm_cmp_leg;
 
 typedef struct nm_cmp_opts {
@@ -90,6 +96,16 @@ typedef struct nm_cmp_summary {
     uint32_t dt_polys;
     double dt_build_s;
 } nm_cmp_summary;
+
+/* Does ours reach the goal only by the article's end rule, stopping where Detour's partial path
+ * does? 收尾检查 1: a goal whose cell is not Walk is an author's point off the surface (作者点位
+ * 的误差), and the route's last segment joins it straight from the goal anchor, the reach set's
+ * nearest cell, unwalked (a Walk goal cell outside the reach set is "cut off" and fails instead).
+ * True when ours succeeded, its walked route passes the audit, the anchor is another cell than
+ * the goal's (snap_goal >= kCS), that join fails the audit walked like any segment (join_kind:
+ * it is no walk onto the goal's surface: a rise, a fall, another layer), and Detour's path is
+ * partial: neither reaches the goal. */
+bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
 
 /* Does ours' route (audited) step down further than the agent's climb without a declared drop,
  * and nowhere up further than it? The article walks down up to kClimb (垂直可达判据 向下一步:
