@@ -86,9 +86,33 @@ bool nm_cmp_goal_snapped(const nm_cmp_leg *l)
            l->join.kind != NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL;
 }
 
+bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, double ax, double az, double reach,
+                           double *h0, double *h1)
+{
+    if (!r->heights) return false;
+    for (uint32_t i = 0; i + 1 < r->npoints; i++) {
+        const double *a = r->xy + 2 * (size_t)i;
+        if (hypot(a[2] - a[0], a[3] - a[1]) > M_SQRT2 * NM_kCS * (1 + 1e-9)) continue;
+        double x[2], z[2], h[2];
+        bool near = false, on = true;
+        for (int e = 0; e < 2; e++) {
+            nm_audit_px_to_world(lv, a[2 * e], a[2 * e + 1], &x[e], &z[e]);
+            near = near || hypot(x[e] - ax, z[e] - az) <= reach;
+        }
+        if (!near) continue;
+        for (int e = 0; e < 2 && on; e++) on = nm_audit_surfaces(lv, x[e], z[e], 0.0, r->heights[i + e], &h[e], 1) > 0;
+        if (on && h[1] > h[0] && h[1] - h[0] <= NM_kStepUp) {
+            *h0 = h[0], *h1 = h[1];
+            return true;
+        }
+    }
+    return false;
+}
+
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent)
 {
-    return l->ours_ok && l->audit.max_descent > agent->climb && l->audit.max_ascent <= agent->climb;
+    return l->ours_ok && l->audit.max_descent > agent->climb &&
+           (l->audit.max_ascent <= agent->climb || l->climb_one_step);
 }
 
 void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
@@ -112,6 +136,9 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
     if (l->ours_climbs)
         n += snprintf(buf + n, cap - (size_t)n, ", climbs %.2f m at (%.2f, %.2f) m", l->audit.max_ascent,
                       l->audit.ascent_x, l->audit.ascent_z);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->climb_one_step)
+        n += snprintf(buf + n, cap - (size_t)n, " on one grid step (surfaces %.2f -> %.2f m)", l->climb_h0, l->climb_h1);
     if (n < 0 || (size_t)n >= cap) return;
     if (l->ours_ok && l->snap_goal_px >= NM_kCS)
         n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
@@ -269,8 +296,10 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 }
             }
             L->ours_link = L->audit.links_skipped > 0;
-            L->ours_steps_down = nm_cmp_steps_down(L, ag);
             L->ours_climbs = L->audit.max_ascent > ag->climb;
+            L->climb_one_step = L->ours_climbs && nm_cmp_one_step_climb(lv, &r, L->audit.ascent_x, L->audit.ascent_z,
+                                                                        ap.reach, &L->climb_h0, &L->climb_h1);
+            L->ours_steps_down = nm_cmp_steps_down(L, ag);
             sum->audited++;
             sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
             sum->ours_ok++;

@@ -62,6 +62,8 @@ typedef struct nm_cmp_leg {
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
     bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
     bool ours_climbs;         /* steps up more than the agent climbs (within the audit's step) */
+    bool climb_one_step;      /* ...where one grid step RiseOk passes climbs (nm_cmp_one_step_climb) */
+    double climb_h0, climb_h1; /* that step's ends: the level's surfaces under its two points, m */
     double ours_end_h;        /* height of ours' last point */
     nm_dt_status dt_status;
     double dt_len;            /* m */
@@ -107,10 +109,23 @@ typedef struct nm_cmp_summary {
  * partial: neither reaches the goal. */
 bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
 
+/* Is the audit's highest step up of route r, taken at world (ax, az), on one grid step that the
+ * article's RiseOk passes on the level's own heights? A segment of r with an end within reach m
+ * of (ax, az) joins two cells next to each other (at most a cell's diagonal, √2·kCS px) and the
+ * level's surfaces right under its two points (those nearest the reported heights: *h0, *h1) rise
+ * by at most kStepUp (RiseOk step 6). RiseOk judges a step by the heights at the two cell centres;
+ * where a face's height changes along its edge (navcat-bridges' steep grass block: 0.39 m on one
+ * row's centre line, 0.58 m on the next) the face a diagonal step crosses between the centres is
+ * higher than their difference, and the audit's walk (its foot on the highest surface within
+ * reach of each sample) measures that face. */
+bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, double ax, double az, double reach,
+                           double *h0, double *h1);
+
 /* Does ours' route (audited) step down further than the agent's climb without a declared drop,
- * and nowhere up further than it? The article walks down up to kClimb (垂直可达判据 向下一步:
- * drops start beyond it); Detour climbs neither way over its climb (in 0.1 m voxels, so a step
- * just over it may already be refused): a drop Detour cannot express. */
+ * and nowhere up further than it (but on one grid step RiseOk passes: climb_one_step)? The article
+ * walks down up to kClimb (垂直可达判据 向下一步: drops start beyond it); Detour climbs neither way
+ * over its climb (in 0.1 m voxels, so a step just over it may already be refused): a drop Detour
+ * cannot express. */
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
