@@ -62,7 +62,7 @@ typedef struct nm_cmp_leg {
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
     bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
     bool ours_climbs;         /* steps up more than the agent climbs (within the audit's step) */
-    bool climb_one_step;      /* ...where one grid step RiseOk passes climbs (nm_cmp_one_step_climb) */
+    bool climb_one_step;      /* that climb is on one grid step RiseOk passes (nm_cmp_one_step_climb) */
     double climb_h0, climb_h1; /* that step's ends: the level's surfaces under its two points, m */
     double ours_end_h;        /* height of ours' last point */
     nm_dt_status dt_status;
@@ -104,8 +104,8 @@ typedef struct nm_cmp_summary {
  * 的误差), and the route's last segment joins it straight from the goal anchor, the reach set's
  * nearest cell, unwalked (a Walk goal cell outside the reach set is "cut off" and fails instead).
  * True when ours succeeded, its walked route passes the audit, the anchor is another cell than
- * the goal's (snap_goal >= kCS), that join fails the audit walked like any segment (join_kind:
- * it is no walk onto the goal's surface: a rise, a fall, another layer), and Detour's path is
+ * the goal's (snap_goal >= kCS), that join fails the audit walked like any segment (join: it is
+ * no walk onto the goal's surface: a rise, a fall, another layer), and Detour's path is
  * partial: neither reaches the goal. */
 bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
 
