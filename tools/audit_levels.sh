@@ -6,16 +6,18 @@
 #
 #   bash tools/audit_levels.sh [LEGS] [SEED]        # defaults 60 legs, seed 1; build/ must exist
 #
-# Env: NM_SHARED_DATA (default ../shared/data), NM_AUDIT_OUT (default out/audit_levels).
+# Env: NM_SHARED_DATA (default ../shared/data), NM_AUDIT_OUT (default out/audit_levels), NM_BUILD
+# (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 legs=${1:-60}
 seed=${2:-1}
 data=${NM_SHARED_DATA:-../shared/data}
 out=${NM_AUDIT_OUT:-out/audit_levels}
-bake=build/tools/navbake/navbake
-audit=build/tools/navaudit/navaudit
-[ -x "$bake" ] && [ -x "$audit" ] || { echo "audit_levels: build first (ninja -C build)" >&2; exit 1; }
+build=${NM_BUILD:-build}
+bake=$build/tools/navbake/navbake
+audit=$build/tools/navaudit/navaudit
+[ -x "$bake" ] && [ -x "$audit" ] || { echo "audit_levels: build first (ninja -C $build)" >&2; exit 1; }
 [ -d "$data/levels" ] || { echo "audit_levels: no $data/levels" >&2; exit 1; }
 mkdir -p "$out"
 # level folder, OBJ name, scale (sauer-pandora is in Cube 2 units: see its SOURCE.txt)
@@ -26,8 +28,8 @@ recast-undulating:undulating.obj:1
 dotrecast-house:house.obj:1
 navcat-bridges:bridges.obj:1
 sauer-pandora:pandora.obj:0.12"
-printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | channel longer | ours fails | ours longer | ours only | other layer | no poly | audit failures | bake s | bake peak MB |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | channel longer | goal snapped | ours fails | ours longer | ours only | other layer | no poly | unexplained | audit failures | bake s | bake peak MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 while IFS=: read -r name obj scale; do
   dir="$out/$name"
   mkdir -p "$dir"
@@ -43,10 +45,11 @@ while IFS=: read -r name obj scale; do
 import json, sys
 rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 c = rep["classes"]
-print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
+print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
     sys.argv[2], rep["legs"], rep["ours_ok"], rep["detour_complete"], c["agree"], c["narrow"],
-    c["ours_drop_or_link"], c["channel_longer"], c["ours_fails"], c["ours_longer"], c["ours_only"], c["other_layer"],
-    c["no_poly"], rep["audit_failures"], float(sys.argv[3]), int(sys.argv[4]) / 1024.0))
+    c["ours_drop_or_link"], c["channel_longer"], c["goal_snapped"], c["ours_fails"], c["ours_longer"], c["ours_only"],
+    c["other_layer"], c["no_poly"], rep["unexplained"], rep["audit_failures"], float(sys.argv[3]),
+    int(sys.argv[4]) / 1024.0))
 PY
 done <<< "$levels"
 echo "(per-leg disagreements: $out/LEVEL/audit.txt)"

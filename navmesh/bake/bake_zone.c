@@ -21,6 +21,12 @@ typedef struct ghost_rec {
     uint32_t src_span; /* span whose component the Ghost takes; UINT32_MAX for Fill */
 } ghost_rec;
 
+/* A cell of a crack across a riser and the height it takes (level_riser_cracks). */
+typedef struct raised_cell {
+    size_t l; /* local cell of the region's window */
+    float h;
+} raised_cell;
+
 typedef struct region_out {
     ghost_rec *ghosts;
     size_t nghosts;
@@ -274,10 +280,14 @@ static void spans_to_column(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0,
 
 /* The Ghost / Fill records of region r: layer cells without a span of the region (layer == 1).
  * One ring of propagation: the mean of the region's spans in the 8 neighbours, the component
- * taken from the first of them (scan order). Their clearance columns are filled later. */
+ * taken from the first of them (scan order); a cell of a crack across a riser (raised, ascending
+ * local cells) takes its side's height instead, and the component of the neighbour span
+ * nearest it. Their clearance columns are filled later. */
 static int region_ghosts(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw,
-                         int32_t lh, const uint8_t *layer, const uint8_t *core, nm_error *err)
+                         int32_t lh, const uint8_t *layer, const uint8_t *core, const raised_cell *raised,
+                         size_t nraised, nm_error *err)
 {
+    size_t ri = 0;
     const nm_span_table *T = &zw->T;
     int32_t nx = zw->win.nx, ny = zw->win.ny;
     size_t nc = (size_t)lw * (size_t)lh, ng = 0;
@@ -292,7 +302,9 @@ static int region_ghosts(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, in
             if (layer[l] != 1) continue;
             int32_t gi = i + li0, gj = j + lj0;
             if (gi < 0 || gj < 0 || gi >= nx || gj >= ny) continue; /* cannot happen: holes are enclosed */
-            double sum = 0.0;
+            while (ri < nraised && raised[ri].l < l) ri++;
+            const bool up = ri < nraised && raised[ri].l == l;
+            double sum = 0.0, best = INFINITY;
             uint32_t cnt = 0, src = UINT32_MAX;
             for (int dj = -1; dj <= 1; dj++)
                 for (int di = -1; di <= 1; di++) {
@@ -304,14 +316,18 @@ static int region_ghosts(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, in
                         if (zw->rid[s] == r + 1) {
                             sum += T->sp_h[s];
                             cnt++;
-                            if (src == UINT32_MAX) src = s;
+                            double d = up ? fabs((double)T->sp_h[s] - raised[ri].h) : 0.0;
+                            if (d < best) {
+                                best = d;
+                                src = s;
+                            }
                         }
                 }
             ghost_rec *g = &ro->ghosts[ro->nghosts++];
             memset(g, 0, sizeof *g);
             g->cell = (uint32_t)gj * (uint32_t)nx + (uint32_t)gi;
             g->rid = r + 1;
-            g->h = cnt ? (float)(sum / cnt) : 0.0f;
+            g->h = !cnt ? 0.0f : up ? raised[ri].h : (float)(sum / cnt);
             g->flags = (uint8_t)((cnt ? NM_GRID_GHOST : NM_GRID_FILL) |
                                  (core[l] ? NM_GRID_CORE | NM_GRID_WALK : 0));
             g->src_span = src;
@@ -324,6 +340,135 @@ static size_t ghost_local(const zone_work *zw, const ghost_rec *g, int32_t li0, 
 {
     uint32_t nx = (uint32_t)zw->win.nx;
     return (size_t)((int32_t)(g->cell / nx) - lj0) * (size_t)lw + (size_t)((int32_t)(g->cell % nx) - li0);
+}
+
+/* Does window cell c (global) hold a span of region r (rid r + 1)? */
+static bool holds_region(const zone_work *zw, uint32_t c, uint32_t r)
+{
+    uint32_t first, n = nm_span_cell_spans(&zw->T, c, &first);
+    for (uint32_t s = first; s < first + n; s++)
+        if (zw->rid[s] == r + 1) return true;
+    return false;
+}
+
+/* The spans of region r nearest each other in window cells a and b (global): the pair a crack
+ * between them joins; false when either holds none. */
+static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, uint32_t b, double *ha, double *hb)
+{
+    const nm_span_table *T = &zw->T;
+    uint32_t fa, na = nm_span_cell_spans(T, a, &fa), fb, nb = nm_span_cell_spans(T, b, &fb);
+    double best = INFINITY;
+    for (uint32_t x = fa; x < fa + na; x++)
+        for (uint32_t y = fb; y < fb + nb; y++) {
+            if (zw->rid[x] != r + 1 || zw->rid[y] != r + 1)
+                continue;
+            double d = fabs((double)T->sp_h[x] - (double)T->sp_h[y]);
+            if (d < best) {
+                best = d;
+                *ha = T->sp_h[x];
+                *hb = T->sp_h[y];
+            }
+        }
+    return best < INFINITY;
+}
+
+/* A crack across a riser (issue 12): a layer cell off the region's surface (a rim span with
+ * ins = 0, or a cell FillHoles made up) that CloseCracks closes across x or y (a surface cell,
+ * ins = 1, within k = 2 cells on both sides), whose nearest spans along that axis (the rims where
+ * the two meshes stop, or the surfaces) are more than kStepUp apart with the collision geometry
+ * standing between them (the seam bridge's riser gate: from kFallClimb over the lower to 0.1 m
+ * under the higher, between the two cells' centres). That is the eroded strip the Recast path
+ * keeps at a rise's top and foot (tools/navbake/recast_shim.cpp), not a seam between two meshes.
+ * True with *h = the height of the side whose surface is nearer (the higher on a tie: the strips
+ * are the same width, so the face stands in the crack's middle); an axis whose sides are within
+ * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. */
+static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj, const uint8_t *core,
+                        int32_t li0, int32_t lj0, int32_t lw, int32_t lh, float *h)
+{
+    const nm_bake_grid_opts *o = zw->opts;
+    const nm_span_table *T = &zw->T;
+    const int32_t nx = T->win.nx, ny = T->win.ny, k = 2;
+    bool riser = false;
+    for (int axis = 0; axis < 2; axis++) {
+        const int32_t di = axis == 0, dj = axis == 1;
+        int32_t near[2] = {0, 0}, surf[2] = {0, 0};
+        for (int sgn = 0; sgn < 2; sgn++)
+            for (int32_t a = 1; a <= k && !surf[sgn]; a++) {
+                int32_t d = sgn ? a : -a, ni = gi + d * di, nj = gj + d * dj;
+                int32_t li = ni - li0, lj = nj - lj0;
+                if (ni < 0 || nj < 0 || ni >= nx || nj >= ny) break;
+                if (!near[sgn] && holds_region(zw, (uint32_t)(nj * nx + ni), r)) near[sgn] = d;
+                if (li >= 0 && lj >= 0 && li < lw && lj < lh && core[(size_t)lj * (size_t)lw + (size_t)li])
+                    surf[sgn] = a;
+            }
+        if (!surf[0] || !surf[1])
+            continue; /* CloseCracks does not close it across this axis */
+        uint32_t ca = (uint32_t)((gj + near[0] * dj) * nx + gi + near[0] * di);
+        uint32_t cb = (uint32_t)((gj + near[1] * dj) * nx + gi + near[1] * di);
+        double ha = 0, hb = 0;
+        if (!nearest_pair(zw, r, ca, cb, &ha, &hb) || fabs(ha - hb) <= NM_kStepUp)
+            return false; /* a seam across this axis */
+        double ua, va, ub, vb;
+        cell_centre(&zw->win, ca, &ua, &va);
+        cell_centre(&zw->win, cb, &ub, &vb);
+        if (!o->gap_blocked(o->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb, fmax(ha, hb) - 0.1))
+            return false; /* a slope, no face between: a seam */
+        if (!riser)
+            *h = (float)(surf[0] < surf[1] ? ha : surf[1] < surf[0] ? hb : fmax(ha, hb));
+        riser = true;
+    }
+    return riser;
+}
+
+/* The cells of a crack across a riser (riser_crack) take the height of the side they are nearer:
+ * the lone rim span of a column of one span, and a made-up cell's Ghost record (raised[]: local
+ * cell, height; ascending). CloseCracks then closes the crack as the edges of the top and the
+ * foot, and RiseOk sees the rise's face where they meet, as it sees a face between a top and its
+ * foot next to each other (垂直可达判据: a step up over kStepUp refused, a step down passed): the
+ * rims' and the made-up heights were a ramp of small steps up the face (navcat-bridges leg 20
+ * climbed 0.58 m onto the steep grass block's side). Every cell is judged on the heights as
+ * rasterised, then the rims are set, so the result does not depend on the order. */
+static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw, int32_t lh,
+                              const uint8_t *layer, const uint8_t *core, raised_cell **raised, size_t *nraised,
+                              nm_error *err)
+{
+    *raised = NULL;
+    *nraised = 0;
+    if (!zw->opts || !zw->opts->gap_blocked)
+        return NM_OK;
+    nm_span_table *T = &zw->T;
+    size_t cap = 0;
+    for (int32_t lj = 0; lj < lh; lj++)
+        for (int32_t li = 0; li < lw; li++) {
+            size_t l = (size_t)lj * (size_t)lw + (size_t)li;
+            int32_t gi = li + li0, gj = lj + lj0;
+            float h = 0;
+            if (!layer[l] || core[l] || gi < 0 || gj < 0 || gi >= T->win.nx || gj >= T->win.ny ||
+                !riser_crack(zw, r, gi, gj, core, li0, lj0, lw, lh, &h))
+                continue;
+            if (*nraised == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                raised_cell *p = nm_realloc(*raised, nc * sizeof *p);
+                if (!p) return nm_fail(err, NM_ERR_NOMEM, "region %u: raised cells", r + 1);
+                *raised = p;
+                cap = nc;
+            }
+            (*raised)[(*nraised)++] = (raised_cell){l, h};
+        }
+    /* the rims (real spans) now; the made-up cells stay listed for region_ghosts */
+    size_t m = 0;
+    for (size_t q = 0; q < *nraised; q++) {
+        const raised_cell c = (*raised)[q];
+        if (layer[c.l] != LAYER_REAL) {
+            (*raised)[m++] = c;
+            continue;
+        }
+        int32_t gi = (int32_t)(c.l % (size_t)lw) + li0, gj = (int32_t)(c.l / (size_t)lw) + lj0;
+        uint32_t first, n = nm_span_cell_spans(T, (uint32_t)gj * (uint32_t)T->win.nx + (uint32_t)gi, &first);
+        if (n == 1 && zw->rid[first] == r + 1) T->sp_h[first] = c.h;
+    }
+    *nraised = m;
+    return NM_OK;
 }
 
 /* 5. per region: layer, Core, Ghost / Fill, clearance, sealed clearance, medial axis. Each
@@ -347,6 +492,8 @@ static int region_chunk(void *ctx, size_t chunk)
     uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1), *prot = nm_calloc(nc, 1);
     uint8_t *obst = NULL;
     uint16_t *q = NULL;
+    raised_cell *raised = NULL;
+    size_t nraised = 0;
     int32_t *src = NULL;
     if (!layer || !core || !prot) goto nomem;
     /* layer / core candidates / protected cells from the region's spans (all in its box) */
@@ -356,13 +503,14 @@ static int region_chunk(void *ctx, size_t chunk)
         (void)nm_parallel_chunks((rows + COLUMN_ROWS - 1) / COLUMN_ROWS, iw, column_rows, &cj);
     }
     rc = nm_grid_fill_holes(lw, lh, layer, NULL, NULL, err);
+    if (rc == NM_OK) rc = level_riser_cracks(zw, r, li0, lj0, lw, lh, layer, core, &raised, &nraised, err);
     if (rc == NM_OK) rc = nm_grid_fill_holes(lw, lh, core, prot, NULL, err);
     if (rc != NM_OK) goto done;
     for (size_t l = 0; l < nc; l++) core[l] = core[l] && layer[l];
     rc = nm_grid_close_cracks(lw, lh, core, layer, prot, NULL, err);
     if (rc != NM_OK) goto done;
     spans_to_column(zw, r, li0, lj0, lw, lh, core, COL_FLAGS, iw);
-    rc = region_ghosts(zw, r, li0, lj0, lw, lh, layer, core, err);
+    rc = region_ghosts(zw, r, li0, lj0, lw, lh, layer, core, raised, nraised, err);
     if (rc != NM_OK) goto done;
     nm_free(layer);
     layer = NULL;
@@ -409,7 +557,7 @@ static int region_chunk(void *ctx, size_t chunk)
 nomem:
     rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
 done:
-    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(q); nm_free(src);
+    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(q); nm_free(src); nm_free(raised);
     if (rc != NM_OK) nm_error_prefix(err, "region %u", r + 1);
     return rc;
 }

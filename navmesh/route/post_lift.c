@@ -31,9 +31,11 @@ static float walk_nearest(nm_sight_oracle *o, const double *a, const double *b, 
 {
     double pts[4] = {a[0], a[1], b[0], b[1]};
     uint32_t n;
-    if (!nm_sight_walk(o, pts, 2, &h, 1, false, o->nxt, &n) || n == 0)
+    /* the walk swaps the oracle's two sets: the result is where o->nxt pointed before it */
+    float *out = o->nxt;
+    if (!nm_sight_walk(o, pts, 2, &h, 1, false, out, &n) || n == 0)
         return NAN;
-    return nearest_of(o->nxt, n, h);
+    return nearest_of(out, n, h);
 }
 
 typedef struct lift_cand {

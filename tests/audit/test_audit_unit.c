@@ -305,9 +305,63 @@ Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
     l.audit.max_descent = 0.7;
     l.audit.max_ascent = 0.6;
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
+    l.climb_one_step = true; /* a climb on one grid step RiseOk passes (nm_cmp_one_step_climb) */
+    cr_assert(nm_cmp_steps_down(&l, &ag));
+    l.climb_one_step = false;
     l.audit.max_ascent = 0.3;
     l.ours_ok = false;
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
+}
+
+Test(audit_unit, a_step_at_a_joint_is_measured)
+{
+    /* to a point beside the 0.3 m kerb: the foot steps onto the kerb within reach of the point,
+     * and the point reports the floor it stands on, a step down at the joint the walk did not
+     * measure (navcat-bridges leg 9 came down a 0.58 m face to the corridor that way: no step was
+     * reported at all) */
+    const double pts[] = {23, 0, 2, 24.9, 0, 2};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_float_eq(r.max_ascent, 0.3, 1e-6);
+    cr_assert_float_eq(r.max_descent, 0.3, 1e-6);
+}
+
+/* nm_cmp_one_step_climb (harness.h): the audit's climb is excused inside the step-down class only
+ * on one grid step whose two points stand on surfaces at most kStepUp apart (RiseOk step 6 on the
+ * level's heights), next to where the audit measured it. */
+static bool one_step(const double *xyz, double ax, double az, double *h0, double *h1)
+{
+    double xy[4];
+    float h[2];
+    for (int i = 0; i < 2; i++) {
+        nm_audit_world_to_px(g_lv, xyz[3 * i], xyz[3 * i + 2], &xy[2 * i], &xy[2 * i + 1]);
+        h[i] = (float)xyz[3 * i + 1];
+    }
+    nm_route_result r;
+    memset(&r, 0, sizeof r);
+    r.xy = xy, r.heights = h, r.npoints = 2;
+    return nm_cmp_one_step_climb(g_lv, &r, ax, az, g_p.reach, h0, h1);
+}
+
+Test(audit_unit, a_climb_is_excused_only_on_one_grid_step_riseok_passes)
+{
+    double h0 = -1, h1 = -1;
+    /* onto the 0.3 m kerb in 0.3 m (a cell is 0.33 m at 0.75 px/m) */
+    const double kerb[] = {24.9, 0, 2, 25.2, 0.3, 2};
+    cr_assert(one_step(kerb, 25.0, 2.0, &h0, &h1));
+    cr_assert_float_eq(h0, 0.0, 1e-6);
+    cr_assert_float_eq(h1, 0.3, 1e-6);
+    /* measured elsewhere: not this step's */
+    cr_assert_not(one_step(kerb, 22.0, 2.0, &h0, &h1));
+    /* onto the 0.7 m block in one cell: over kStepUp on the level's own heights */
+    const double block[] = {1.9, 0, 3, 2.2, 0.7, 3};
+    cr_assert_not(one_step(block, 2.0, 3.0, &h0, &h1));
+    /* over the kerb in one long segment: no single grid step */
+    const double along[] = {23, 0, 2, 25.5, 0.3, 2};
+    cr_assert_not(one_step(along, 25.0, 2.0, &h0, &h1));
+    /* down off the kerb: not a climb */
+    const double down[] = {25.2, 0.3, 2, 24.9, 0, 2};
+    cr_assert_not(one_step(down, 25.0, 2.0, &h0, &h1));
 }
 
 Test(audit_unit, the_highest_step_up_is_measured)
@@ -358,4 +412,43 @@ Test(cmp_classes, channel_longer_needs_a_short_baseline_and_a_bounded_detour)
     cr_assert(nm_cmp_class_explained(NM_CMP_CHANNEL_LONGER));
     cr_assert_str_eq(nm_cmp_class_name(NM_CMP_CHANNEL_LONGER), "channel_longer");
     cr_assert_not(nm_cmp_class_explained(NM_CMP_OURS_LONGER));
+}
+
+/* goal_snapped (harness.h): Detour partial, and ours ok only by 收尾检查 1's straight join of a goal
+ * off Walk, a join the audit does not walk. Figures of godot-navlevel leg 22 (seed 1): from the
+ * ground at 0 m to the 30° ramp at 1.26 m, which the ground does not reach (the walkway's 2.33 m
+ * side, the 45.6° ramp that Recast does not walk); the goal's cell is the ramp's eroded rim, so
+ * ours walks to the ground's edge and joins the goal 2.25 px away at the ground's height. */
+Test(cmp_classes, goal_snapped_needs_an_unwalkable_join_and_a_partial_detour)
+{
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.snap_goal_px = 2.25;
+    l.join.kind = NM_AUDIT_WRONG_HEIGHT;
+    l.dt_status = NM_DT_PARTIAL;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    cr_assert(nm_cmp_class_explained(NM_CMP_GOAL_SNAPPED));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_GOAL_SNAPPED), "goal_snapped");
+    /* a join the audit walks reaches the goal's surface: ours did walk there, Detour did not */
+    l.join.kind = NM_AUDIT_OK;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.join.kind = NM_AUDIT_CLIMB;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    /* the anchor in the goal's own cell: no join to speak of */
+    l.snap_goal_px = 0.0;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.snap_goal_px = 0.25;
+    cr_assert(nm_cmp_goal_snapped(&l));
+    /* Detour complete: ours stopped short where Detour went on */
+    l.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.dt_status = NM_DT_PARTIAL;
+    /* the walked route fails the audit, or ours failed */
+    l.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
+    l.audit.kind = NM_AUDIT_OK;
+    l.ours_ok = false;
+    cr_assert_not(nm_cmp_goal_snapped(&l));
 }

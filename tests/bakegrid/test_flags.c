@@ -533,3 +533,67 @@ Test(bakegrid, workers_same_records)
     nm_pack_free(&p);
     sb_free(&b);
 }
+
+/* ---- a crack across a riser -------------------------------------------------------------------
+ * The Recast path keeps the eroded strips at the top and the foot of a rise it does not climb; where
+ * its mesh joins the two near the rise's low end, a steep joining triangle's rims fill the crack
+ * beside it with heights between the two (navcat-bridges leg 20 climbed 0.58 m onto the steep grass
+ * block's side through them). Here: the foot [0,10]x[0,11] at 0 m, the top [10.75,20]x[0,11] at
+ * 0.7 m, a joining quad [10,10.75]x[9.9,11] from 0 to 0.7 m; the collision geometry is a face at
+ * u = 10.375 for v < 9.9 (the rise). In row v 9.75..10 the crack's cells (u 10..10.75) hold the
+ * joining quad's rims (its edge at v = 9.9 crosses the row), a ramp of steps under kStepUp. */
+static bool rise_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+{
+    (void)ctx;
+    const double uf = 10.375;
+    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
+    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
+    return v < 9.9 && lo <= 0.7 && hi >= 0.0;
+}
+
+static double crack_row_step(bool face)
+{
+    sb b = {0};
+    mesh_group(&b, "foot");
+    mesh_rect(&b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "top");
+    mesh_rect(&b, 10.75, 0, 20, 11, 0.7, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "join");
+    mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? rise_face : NULL};
+    nm_bake_grid_zone z;
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
+    nm_zone_clean_free(zc);
+    /* the highest step up along the row, foot to top, each cell's lowest real record */
+    double prev = NAN, most = 0;
+    for (int32_t gx = cell_of(9.6); gx <= cell_of(11.1); gx++) {
+        uint32_t n;
+        const nm_grid_rec *r = recs_at(&z, gx, cell_of(9.9), &n, NULL);
+        double h = NAN;
+        for (uint32_t k = 0; k < n; k++)
+            if (!(r[k].flags & NM_GRID_FILL) && (isnan(h) || r[k].h < h)) h = r[k].h;
+        cr_assert(!isnan(h), "cell %d of the crack's row has a record", gx);
+        if (!isnan(prev) && h - prev > most) most = h - prev;
+        prev = h;
+    }
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+    return most;
+}
+
+Test(bakegrid, crack_across_a_riser_keeps_the_rise)
+{
+    /* with the face: the crack's cells take their own side's height, so the row rises more than a
+     * step (kStepUp) at once, as RiseOk sees a top next to its foot */
+    double with_face = crack_row_step(true);
+    cr_assert_gt(with_face, NM_kStepUp, "the crack climbs the rise in steps of at most %.2f m", with_face);
+    /* no solid between: a slope, not a rise: the rims stay as rasterised */
+    double slope = crack_row_step(false);
+    cr_assert_leq(slope, NM_kStepUp, "a crack with no face between is left as it is (%.2f m)", slope);
+}

@@ -540,6 +540,8 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
         fail_at(s, NM_AUDIT_LAYER, i, b[0], b[1], hb, track, "", why);
         return false;
     }
+    /* the next segment starts from the surface the point reports: a step at the joint too */
+    if (!isnan(h1_want)) note_descent(s, track - h1_want, bx, bz);
     return true;
 }
 

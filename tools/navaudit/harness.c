@@ -9,15 +9,15 @@
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
     static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",    "ours_drop_or_link", "channel_longer",
-                                                "ours_fails", "ours_longer", "ours_only",       "other_layer",
-                                                "no_poly"};
+                                                "goal_snapped", "ours_fails", "ours_longer", "ours_only",
+                                                "other_layer", "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
     return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
-           c == NM_CMP_NO_POLY;
+           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_NO_POLY;
 }
 
 bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len)
@@ -80,9 +80,39 @@ static int recast_input(const nm_obj *obj, const nm_bake_config *cfg, double sca
     return NM_OK;
 }
 
+bool nm_cmp_goal_snapped(const nm_cmp_leg *l)
+{
+    return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->snap_goal_px >= NM_kCS &&
+           l->join.kind != NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL;
+}
+
+bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, double ax, double az, double reach,
+                           double *h0, double *h1)
+{
+    if (!r->heights) return false;
+    for (uint32_t i = 0; i + 1 < r->npoints; i++) {
+        const double *a = r->xy + 2 * (size_t)i;
+        if (hypot(a[2] - a[0], a[3] - a[1]) > M_SQRT2 * NM_kCS * (1 + 1e-9)) continue;
+        double x[2], z[2], h[2];
+        bool near = false, on = true;
+        for (int e = 0; e < 2; e++) {
+            nm_audit_px_to_world(lv, a[2 * e], a[2 * e + 1], &x[e], &z[e]);
+            near = near || hypot(x[e] - ax, z[e] - az) <= reach;
+        }
+        if (!near) continue;
+        for (int e = 0; e < 2 && on; e++) on = nm_audit_surfaces(lv, x[e], z[e], 0.0, r->heights[i + e], &h[e], 1) > 0;
+        if (on && h[1] > h[0] && h[1] - h[0] <= NM_kStepUp) {
+            *h0 = h[0], *h1 = h[1];
+            return true;
+        }
+    }
+    return false;
+}
+
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent)
 {
-    return l->ours_ok && l->audit.max_descent > agent->climb && l->audit.max_ascent <= agent->climb;
+    return l->ours_ok && l->audit.max_descent > agent->climb &&
+           (l->audit.max_ascent <= agent->climb || l->climb_one_step);
 }
 
 void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
@@ -106,6 +136,13 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
     if (l->ours_climbs)
         n += snprintf(buf + n, cap - (size_t)n, ", climbs %.2f m at (%.2f, %.2f) m", l->audit.max_ascent,
                       l->audit.ascent_x, l->audit.ascent_z);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->climb_one_step)
+        n += snprintf(buf + n, cap - (size_t)n, " on one grid step (surfaces %.2f -> %.2f m)", l->climb_h0, l->climb_h1);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok && l->snap_goal_px >= NM_kCS)
+        n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
+                      l->join.kind == NM_AUDIT_OK ? "walkable" : l->join.msg);
     if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
     if (n < 0 || (size_t)n >= cap) return;
@@ -246,9 +283,23 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 rc = nm_fail(err, rc, "harness: out of memory");
                 goto done;
             }
+            L->snap_goal_px = r.snap_goal;
+            if (r.snap_goal >= NM_kCS) {
+                /* the goal's join from its anchor, walked like any segment */
+                nm_route_result walked = r;
+                walked.snap_goal = 0;
+                rc = nm_audit_result(lv, &walked, &ap, &L->join);
+                if (rc) {
+                    nm_route_result_free(&r);
+                    rc = nm_fail(err, rc, "harness: out of memory");
+                    goto done;
+                }
+            }
             L->ours_link = L->audit.links_skipped > 0;
-            L->ours_steps_down = nm_cmp_steps_down(L, ag);
             L->ours_climbs = L->audit.max_ascent > ag->climb;
+            L->climb_one_step = L->ours_climbs && nm_cmp_one_step_climb(lv, &r, L->audit.ascent_x, L->audit.ascent_z,
+                                                                        ap.reach, &L->climb_h0, &L->climb_h1);
+            L->ours_steps_down = nm_cmp_steps_down(L, ag);
             sum->audited++;
             sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
             sum->ours_ok++;
@@ -291,6 +342,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             }
         } else { /* partial */
             if (!L->ours_ok) L->cls = NM_CMP_AGREE;
+            else if (nm_cmp_goal_snapped(L)) L->cls = NM_CMP_GOAL_SNAPPED; /* ends at its anchor's height */
             else {
                 bool layer = !isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5;
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;

@@ -24,6 +24,9 @@ typedef enum nm_cmp_class {
     NM_CMP_CHANNEL_LONGER,   /* explained: ours over the length bound, but the article's baseline on
                                 our grid is within it (nm_cmp_channel_longer): the two-stage
                                 search kept to its topology channel (base_len) */
+    NM_CMP_GOAL_SNAPPED,     /* explained: Detour partial, and ours reaches the goal only by the
+                                article's end rule, its walk stopping short as Detour's does
+                                (nm_cmp_goal_snapped) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
     NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
@@ -59,6 +62,8 @@ typedef struct nm_cmp_leg {
     bool ours_link;           /* crosses an off-mesh link (audit's link segments) */
     bool ours_steps_down;     /* steps down more than Recast climbs (nm_cmp_steps_down) */
     bool ours_climbs;         /* steps up more than the agent climbs (within the audit's step) */
+    bool climb_one_step;      /* that climb is on one grid step RiseOk passes (nm_cmp_one_step_climb) */
+    double climb_h0, climb_h1; /* that step's ends: the level's surfaces under its two points, m */
     double ours_end_h;        /* height of ours' last point */
     nm_dt_status dt_status;
     double dt_len;            /* m */
@@ -67,6 +72,9 @@ typedef struct nm_cmp_leg {
     double width_m;           /* NARROW / OURS_FAILS: free width at Detour's narrowest place */
     double wx, wz;            /* where */
     nm_audit_report audit;    /* ours ok: the audit (kind OK = passed) */
+    double snap_goal_px;      /* ours ok: the goal anchor's distance from the goal's cell, px */
+    nm_audit_report join;     /* snap_goal_px >= kCS: the audit with the last segment (the goal's
+                                 join from its anchor) walked, not excepted */
 } nm_cmp_leg;
 
 typedef struct nm_cmp_opts {
@@ -91,10 +99,33 @@ typedef struct nm_cmp_summary {
     double dt_build_s;
 } nm_cmp_summary;
 
+/* Does ours reach the goal only by the article's end rule, stopping where Detour's partial path
+ * does? 收尾检查 1: a goal whose cell is not Walk is an author's point off the surface (作者点位
+ * 的误差), and the route's last segment joins it straight from the goal anchor, the reach set's
+ * nearest cell, unwalked (a Walk goal cell outside the reach set is "cut off" and fails instead).
+ * True when ours succeeded, its walked route passes the audit, the anchor is another cell than
+ * the goal's (snap_goal >= kCS), that join fails the audit walked like any segment (join: it is
+ * no walk onto the goal's surface: a rise, a fall, another layer), and Detour's path is
+ * partial: neither reaches the goal. */
+bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
+
+/* Is the audit's highest step up of route r, taken at world (ax, az), on one grid step that the
+ * article's RiseOk passes on the level's own heights? A segment of r with an end within reach m
+ * of (ax, az) joins two cells next to each other (at most a cell's diagonal, √2·kCS px) and the
+ * level's surfaces right under its two points (those nearest the reported heights: *h0, *h1) rise
+ * by at most kStepUp (RiseOk step 6). RiseOk judges a step by the heights at the two cell centres;
+ * where a face's height changes along its edge (navcat-bridges' steep grass block: 0.39 m on one
+ * row's centre line, 0.58 m on the next) the face a diagonal step crosses between the centres is
+ * higher than their difference, and the audit's walk (its foot on the highest surface within
+ * reach of each sample) measures that face. */
+bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, double ax, double az, double reach,
+                           double *h0, double *h1);
+
 /* Does ours' route (audited) step down further than the agent's climb without a declared drop,
- * and nowhere up further than it? The article walks down up to kClimb (垂直可达判据 向下一步:
- * drops start beyond it); Detour climbs neither way over its climb (in 0.1 m voxels, so a step
- * just over it may already be refused): a drop Detour cannot express. */
+ * and nowhere up further than it (but on one grid step RiseOk passes: climb_one_step)? The article
+ * walks down up to kClimb (垂直可达判据 向下一步: drops start beyond it); Detour climbs neither way
+ * over its climb (in 0.1 m voxels, so a step just over it may already be refused): a drop Detour
+ * cannot express. */
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
