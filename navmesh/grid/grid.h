@@ -286,6 +286,9 @@ extern const int nm_grid_step_dy[4];
  * crossing (the exit column of a dip or bump holds both heights). */
 uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                           uint32_t k);
+/* The same for span k of column (i, j) given by the caller (a bake that has let sp_cell go). */
+uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                             uint32_t k, int32_t i, int32_t j);
 
 /* ---- walls (标墙) --------------------------------------------------------------------------- */
 /* One boundary edge: end points in px, end heights in m, and its id (triangle, edge). Every

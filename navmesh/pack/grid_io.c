@@ -1342,6 +1342,35 @@ static int encode_one(void *ctx, size_t k)
     return rc;
 }
 
+/* The tc tiles of one zone encoded on `workers` threads: *bufs and *records (per tile) are
+ * the caller's to free (each buffer too), also on error. */
+static int encode_zone(const nm_grid_zone_src *z, const nm_bgrd_tile *tiles, uint32_t tc, int level,
+                       int workers, nm_buf **bufs, uint32_t **records, nm_error *err)
+{
+    enc_job j = {z, tiles, NULL, NULL, level, NULL};
+    j.bufs = (nm_buf *)nm_calloc(tc, sizeof *j.bufs);
+    j.records = (uint32_t *)nm_calloc(tc, sizeof *j.records);
+    j.errs = (nm_error *)nm_calloc(tc, sizeof *j.errs);
+    *bufs = j.bufs;
+    *records = j.records;
+    int rc = NM_OK;
+    if (!j.bufs || !j.records || !j.errs) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+    } else {
+        int w = workers < 1 ? 1 : workers > NM_WORKER_LIMIT ? NM_WORKER_LIMIT : workers;
+        rc = nm_parallel_chunks(tc, w, encode_one, &j);
+        if (rc) {
+            for (uint32_t k = 0; k < tc; k++)
+                if (j.errs[k].code) {
+                    if (err) *err = j.errs[k];
+                    break;
+                }
+        }
+    }
+    nm_free(j.errs);
+    return rc;
+}
+
 int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
                   const nm_bgrd_write_opts *opts, nm_buf *out, nm_error *err)
 {
@@ -1368,11 +1397,16 @@ int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
     }
     for (uint32_t z = 0; z < zone_count; z++) {
         const nm_grid_zone_src *s = &zones[z];
-        if (!s->name || (!s->cell_start && (int64_t)s->w * s->h > 0)) {
+        if (!s->name || (!s->cell_start && !s->tiles && (int64_t)s->w * s->h > 0)) {
             rc = nm_fail(err, NM_ERR_ARG, "BGRD: zone %u: no name or no records", z);
             goto done;
         }
         if ((rc = nm_bgrd_zone_tiling(s, opts, NULL, &counts[z], err))) goto done;
+        if (s->tiles && (s->tiles->count != counts[z] || T != NM_BGRD_TILE_CELLS || A != NM_BGRD_APRON_CELLS ||
+                         level != NM_GRID_LEVEL)) {
+            rc = nm_fail(err, NM_ERR_ARG, "BGRD: zone '%s': encoded tiles need the default tiling and level", s->name);
+            goto done;
+        }
         tiles[z] = (nm_bgrd_tile *)nm_calloc(counts[z] ? counts[z] : 1, sizeof **tiles);
         if (!tiles[z]) {
             rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
@@ -1393,36 +1427,28 @@ int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
     for (uint32_t z = 0; z < zone_count && !rc; z++) {
         uint32_t tc = counts[z];
         if (!tc) continue;
-        enc_job j = {&zones[z], tiles[z], NULL, NULL, level, NULL};
-        j.bufs = (nm_buf *)nm_calloc(tc, sizeof *j.bufs);
-        j.records = (uint32_t *)nm_calloc(tc, sizeof *j.records);
-        j.errs = (nm_error *)nm_calloc(tc, sizeof *j.errs);
-        if (!j.bufs || !j.records || !j.errs) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+        nm_buf *bufs = NULL;
+        uint32_t *records = NULL;
+        if (zones[z].tiles) { /* encoded by the bake: copied as they are */
+            bufs = zones[z].tiles->grid;
+            records = zones[z].tiles->records;
         } else {
-            int w = workers < 1 ? 1 : workers > NM_WORKER_LIMIT ? NM_WORKER_LIMIT : workers;
-            rc = nm_parallel_chunks(tc, w, encode_one, &j);
-            if (rc) {
-                for (uint32_t k = 0; k < tc; k++)
-                    if (j.errs[k].code) {
-                        if (err) *err = j.errs[k];
-                        break;
-                    }
-            }
-            for (uint32_t k = 0; k < tc && !rc; k++) {
-                nm_bgrd_tile *e = &tiles[z][k];
-                e->offset = out->size - base;
-                e->len = (uint32_t)j.bufs[k].size;
-                e->records = j.records[k];
-                if (j.bufs[k].size > UINT32_MAX) rc = nm_fail(err, NM_ERR_ARG, "BGRD: tile too large");
-                nm_buf_bytes(out, j.bufs[k].p, j.bufs[k].size);
-            }
+            rc = encode_zone(&zones[z], tiles[z], tc, level, workers, &bufs, &records, err);
         }
-        if (j.bufs)
-            for (uint32_t k = 0; k < tc; k++) nm_buf_free(&j.bufs[k]);
-        nm_free(j.bufs);
-        nm_free(j.records);
-        nm_free(j.errs);
+        for (uint32_t k = 0; k < tc && !rc; k++) {
+            nm_bgrd_tile *e = &tiles[z][k];
+            e->offset = out->size - base;
+            e->len = (uint32_t)bufs[k].size;
+            e->records = records[k];
+            if (bufs[k].size > UINT32_MAX) rc = nm_fail(err, NM_ERR_ARG, "BGRD: tile too large");
+            nm_buf_bytes(out, bufs[k].p, bufs[k].size);
+        }
+        if (!zones[z].tiles) {
+            if (bufs)
+                for (uint32_t k = 0; k < tc; k++) nm_buf_free(&bufs[k]);
+            nm_free(bufs);
+            nm_free(records);
+        }
         if (rc || out->oom) break;
         /* Fill in the directory now that offsets are known. */
         for (uint32_t k = 0; k < tc; k++) {
