@@ -670,8 +670,7 @@ int nm_bnvf_encode_spn_tile(const nm_grid_rec *recs, const uint32_t *scc, const 
 {
     nm_buf_varint(out, n);
     if (!n) return NM_OK;
-    nm_buf col[6];
-    memset(col, 0, sizeof col);
+    nm_buf sv = {0}, cv = {0}; /* the two varint columns; the byte columns are streamed as they are */
     int rc = NM_OK;
     int64_t prev = 0;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -679,19 +678,16 @@ int nm_bnvf_encode_spn_tile(const nm_grid_rec *recs, const uint32_t *scc, const 
             rc = nm_fail(err, NM_ERR_ARG, "BNVF: tile record %zu: clr2d %u > clr %u", i, clr2d[i], recs[i].clr);
             break;
         }
-        nm_buf_varint(&col[0], nm_zig((int64_t)scc[i] - prev));
+        nm_buf_varint(&sv, nm_zig((int64_t)scc[i] - prev));
         prev = scc[i];
-        nm_buf_u8(&col[1], steps2x[i]);
-        nm_buf_u8(&col[2], seg[i]);
-        nm_buf_u8(&col[3], tax[i]);
-        nm_buf_varint(&col[4], clr2d[i]);
-        nm_buf_u8(&col[5], medial[i]);
+        nm_buf_varint(&cv, clr2d[i]);
     }
-    for (int k = 0; k < 6 && !rc; k++) {
-        if (col[k].oom) rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
-        else rc = nm_stream_encode(out, col[k].p, col[k].size, level, err);
-    }
-    for (int k = 0; k < 6; k++) nm_buf_free(&col[k]);
+    if (!rc && (sv.oom || cv.oom)) rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
+    const void *col[6] = {sv.p, steps2x, seg, tax, cv.p, medial};
+    const size_t len[6] = {sv.size, n, n, n, cv.size, n};
+    for (int k = 0; k < 6 && !rc; k++) rc = nm_stream_encode(out, col[k], len[k], level, err);
+    nm_buf_free(&sv);
+    nm_buf_free(&cv);
     return rc;
 }
 
