@@ -541,8 +541,8 @@ static void sink_pair(void *ctx, uint32_t u, uint32_t v, bool f, bool r)
     if (!push_pair(&c->e, &c->n, &c->cap, f ? u : v, f ? v : u)) c->oom = true;
 }
 
-/* The cell of span k from the lookup index alone (sp_cell is freed after the region boxes): the
- * occupied cell o holding k by bisection of cs, its word by bisection of occ_rank, its bit. */
+/* The cell of span k from the lookup index alone (sp_cell is freed after the raster): the
+ * occupied cell o holding k by bisection of cs, then its cell. */
 static uint32_t span_cell(const nm_span_table *T, uint32_t k, uint32_t *o_out)
 {
     uint32_t lo = 0, hi = T->nocc; /* cs[lo] <= k < cs[hi] */
@@ -551,23 +551,7 @@ static uint32_t span_cell(const nm_span_table *T, uint32_t k, uint32_t *o_out)
         if (T->cs[m] <= k) lo = m; else hi = m;
     }
     *o_out = lo;
-    size_t nw = ((size_t)T->win.nx * (size_t)T->win.ny + 63) / 64, a = 0, b = nw; /* rank[a] <= lo < rank[b] */
-    while (b - a > 1) {
-        size_t m = a + (b - a) / 2;
-        if (T->occ_rank[m] <= lo) a = m; else b = m;
-    }
-    uint64_t word = T->occ_bits[a];
-    for (uint32_t r = lo - T->occ_rank[a]; r; r--) word &= word - 1;
-    return (uint32_t)(a * 64 + (size_t)__builtin_ctzll(word));
-}
-
-/* The next occupied cell after c. */
-static uint32_t next_occupied(const nm_span_table *T, uint32_t c)
-{
-    size_t w = (size_t)(c + 1) >> 6;
-    uint64_t word = ((c + 1) & 63) ? T->occ_bits[w] & (~(uint64_t)0 << ((c + 1) & 63)) : T->occ_bits[w];
-    while (!word) word = T->occ_bits[++w];
-    return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
+    return nm_span_occupied_cell(T, lo);
 }
 
 static int graph_chunk_fn(void *ctx, size_t chunk)
@@ -585,7 +569,7 @@ static int graph_chunk_fn(void *ctx, size_t chunk)
         /* spans come in cell order: the cell and its row are carried along */
         if (k == T->cs[o + 1]) {
             o++;
-            cell = next_occupied(T, cell);
+            cell = nm_span_next_occupied(T, cell);
         }
         while (cell - row0 >= nx) { j++; row0 += nx; }
         int32_t i = (int32_t)(cell - row0);
@@ -1448,6 +1432,10 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     nm_grid_mesh mesh = {(const float *)zc->verts, zc->vert_count, zc->tri_v, zc->tri_count, walk};
     rc = raster_bands(&zw.win, &mesh, opts, &zw.T, err);
     if (rc != NM_OK) goto fail_op;
+    /* last use of sp_cell: from here on a span's cell comes from the lookup index (cs, occ_bits;
+     * 4 bytes a span less in the regions, fields and steps peaks) */
+    nm_free(zw.T.sp_cell);
+    zw.T.sp_cell = NULL;
     const nm_span_table *T = &zw.T;
     uint32_t ns = T->nspans;
     Z.stats.spans = ns;
@@ -1484,21 +1472,19 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
-    /* spans come in cell order: the row is carried along instead of divided out */
-    for (uint32_t k = 0, j = 0, row0 = 0; k < ns; k++) {
-        uint32_t r = zw.rid[k] - 1;
-        while (T->sp_cell[k] - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
-        int32_t i = (int32_t)(T->sp_cell[k] - row0);
-        int32_t *b = &zw.bbox[4 * r];
-        if (i < b[0]) b[0] = i;
-        if ((int32_t)j < b[1]) b[1] = (int32_t)j;
-        if (i > b[2]) b[2] = i;
-        if ((int32_t)j > b[3]) b[3] = (int32_t)j;
+    /* occupied cells in order (the lookup index: sp_cell is gone), the row carried along */
+    for (uint32_t o = 0, c = 0, j = 0, row0 = 0; o < T->nocc; o++) {
+        c = o ? nm_span_next_occupied(T, c) : nm_span_occupied_cell(T, 0);
+        while (c - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
+        int32_t i = (int32_t)(c - row0);
+        for (uint32_t k = T->cs[o]; k < T->cs[o + 1]; k++) {
+            int32_t *b = &zw.bbox[4 * (zw.rid[k] - 1)];
+            if (i < b[0]) b[0] = i;
+            if ((int32_t)j < b[1]) b[1] = (int32_t)j;
+            if (i > b[2]) b[2] = i;
+            if ((int32_t)j > b[3]) b[3] = (int32_t)j;
+        }
     }
-    /* last use of sp_cell: from here on a span's cell comes from the lookup index (the fields
-     * and steps peaks, 4 bytes a span) */
-    nm_free(zw.T.sp_cell);
-    zw.T.sp_cell = NULL;
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
      * of r with |h - hbar| <= kMcHBand, unless r passes under or over the whole edge (region_across_edge) */

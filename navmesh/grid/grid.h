@@ -154,6 +154,20 @@ static inline uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, ui
     return t->cs[k + 1] - t->cs[k];
 }
 
+/* The cell of occupied index o (0 <= o < nocc), from occ_rank and occ_bits alone (a table whose
+ * sp_cell was freed): bisection of the words, then the bit. */
+uint32_t nm_span_occupied_cell(const nm_span_table *t, uint32_t o);
+
+/* The first occupied cell after c (there must be one). */
+static inline uint32_t nm_span_next_occupied(const nm_span_table *t, uint32_t c)
+{
+    size_t w = (size_t)(c + 1) >> 6;
+    uint64_t word = t->occ_bits[w] & (~(uint64_t)0 << ((c + 1) & 63));
+    while (!word)
+        word = t->occ_bits[++w];
+    return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
+}
+
 /* face bit of cell c (false for empty cells). */
 static inline bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
 {
