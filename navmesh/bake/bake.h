@@ -45,6 +45,9 @@ typedef struct nm_bake_grid_opts {
     nm_bake_grid_progress_fn progress;
     void *progress_ctx;
     uint32_t band_cells;             /* raster band size, cells (0 = 4 Mi); results never depend on it */
+    bool keep_records;               /* also keep the whole zone's records and sidecar columns
+                                      * (tests; 27 bytes a record and 4 a cell more): the bake
+                                      * encodes the tiles itself and never needs them */
 } nm_bake_grid_opts;
 
 /* Counters of one zone bake (reported by navbake --info / progress). */
@@ -57,9 +60,10 @@ typedef struct nm_bake_grid_stats {
     uint64_t walls, walls_kept;      /* boundary edges, (edge, region) keep pairs */
 } nm_bake_grid_stats;
 
-/* The baked zone: grid records (CSR over the zone rectangle, each cell in nm_grid_layer_cmp
- * order) with the sidecar columns aligned to the records, the per-region DAGs, FWAL, FLNK and
- * FOPN of the zone. Free with nm_bake_grid_zone_free. */
+/* The baked zone: its BGRD and FSPN tiles already encoded (tiles), the per-region DAGs, FWAL,
+ * FLNK and FOPN of the zone, and with opts->keep_records the grid records too (CSR over the zone
+ * rectangle, each cell in nm_grid_layer_cmp order) with the sidecar columns aligned to the
+ * records (else cell_start, recs and the columns are NULL). Free with nm_bake_grid_zone_free. */
 typedef struct nm_bake_grid_zone {
     char *name;
     uint16_t zone_id;
@@ -79,8 +83,13 @@ typedef struct nm_bake_grid_zone {
     uint32_t wall_count;
     nm_bnvf_link *links; uint32_t link_count;   /* FLNK records of this zone (BOML order) */
     nm_bnvf_open *opens; uint32_t open_count;   /* FOPN records, (gy, gx, bits of h) order */
+    nm_grid_tiles tiles;             /* the default tiling's tiles, encoded (nm_grid_tiles) */
     nm_bake_grid_stats stats;
 } nm_bake_grid_zone;
+
+/* The records of zone cell c (zone-local cell number) in canonical order, valid until the next
+ * call; *n receives their count. */
+typedef const nm_grid_rec *(*nm_bake_cell_fn)(void *ctx, size_t c, uint32_t *n);
 
 /* Bakes one geometry zone (nm_bake_grid_zone is filled only on success). The zone's BOML links
  * are taken from zc->pack (whole-pack index = boml_index). Errors: NM_ERR_ARG (zone too large
@@ -90,7 +99,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
                            nm_bake_grid_zone *out, nm_error *err);
 void nm_bake_grid_zone_free(nm_bake_grid_zone *z); /* NULL-safe, zeroes */
 
-/* The BGRD writer's view of a baked zone (borrows z). */
+/* The BGRD writer's view of a baked zone (borrows z; its encoded tiles when it has them). */
 nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z);
 
 /* Bakes every geometry zone of a whole pack (tier zones skipped) in zone-table order.

@@ -11,11 +11,10 @@
  * 1 out of the zone rectangle, 2 no record in the cell, 3 none within kMcHBand of the declared
  * height, 4 only non-core records in the band, 0 the nearest Core record in the band. Fill
  * records have no height and never count. */
-static void resolve_side(const nm_bake_grid_zone *z, const float pt[3], nm_bnvf_link_side *s,
-                         int32_t *rec_out)
+static void resolve_side(const nm_bake_grid_zone *z, nm_bake_cell_fn cell_recs, void *ctx, const float pt[3],
+                         nm_bnvf_link_side *s)
 {
     memset(s, 0, sizeof *s);
-    *rec_out = -1;
     double fx = floor(pt[0] / NM_kCS), fy = floor(pt[1] / NM_kCS);
     s->decl_h = pt[2];
     if (!isfinite(fx) || !isfinite(fy) || fx < -2e9 || fy < -2e9 || fx > 2e9 || fy > 2e9) {
@@ -26,13 +25,13 @@ static void resolve_side(const nm_bake_grid_zone *z, const float pt[3], nm_bnvf_
     s->gy = (int32_t)fy;
     int64_t i = (int64_t)s->gx - z->gx0, j = (int64_t)s->gy - z->gy0;
     if (i < 0 || j < 0 || i >= z->w || j >= z->h) { s->why = 1; return; }
-    size_t c = (size_t)j * (size_t)z->w + (size_t)i;
-    uint32_t a = z->cell_start[c], b = z->cell_start[c + 1];
+    uint32_t n;
+    const nm_grid_rec *recs = cell_recs(ctx, (size_t)j * (size_t)z->w + (size_t)i, &n);
     int32_t best = -1, best_nc = -1;
     double bd = INFINITY, bdn = INFINITY;
     bool any = false;
-    for (uint32_t k = a; k < b; k++) {
-        const nm_grid_rec *r = &z->recs[k];
+    for (uint32_t k = 0; k < n; k++) {
+        const nm_grid_rec *r = &recs[k];
         if (r->flags & NM_GRID_FILL) continue;
         any = true;
         double d = fabs((double)r->h - (double)pt[2]);
@@ -47,12 +46,11 @@ static void resolve_side(const nm_bake_grid_zone *z, const float pt[3], nm_bnvf_
     int32_t pick = best >= 0 ? best : best_nc;
     s->why = best >= 0 ? 0 : best_nc >= 0 ? 4 : any ? 3 : 2;
     if (pick >= 0) {
-        const nm_grid_rec *r = &z->recs[pick];
+        const nm_grid_rec *r = &recs[pick];
         s->h = r->h;
         s->rid = r->rid;
         s->clr = r->clr;
         s->flags = r->flags;
-        *rec_out = pick;
     }
 }
 
@@ -144,9 +142,11 @@ int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, co
     return NM_OK;
 }
 
-int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err);
+int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_bake_cell_fn cell_recs, void *ctx,
+                  nm_error *err);
 
-int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err)
+int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_bake_cell_fn cell_recs, void *ctx,
+                  nm_error *err)
 {
     const nm_pack *P = zc->pack;
     uint32_t n = 0;
@@ -169,9 +169,8 @@ int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err)
         L->direction = o->direction;
         L->radius = o->radius;
         L->cost_modifier = o->cost_modifier;
-        int32_t rlo, rhi;
-        resolve_side(z, o->pts[0], &L->lo, &rlo);
-        resolve_side(z, o->pts[1], &L->hi, &rhi);
+        resolve_side(z, cell_recs, ctx, o->pts[0], &L->lo);
+        resolve_side(z, cell_recs, ctx, o->pts[1], &L->hi);
         L->valid = (uint8_t)((L->lo.why == 0 ? 1 : 0) | (L->hi.why == 0 ? 2 : 0));
         /* a landing on a non-core record is openable (FOPN source 1): the window opens it */
         const nm_bnvf_link_side *sd[2] = {&L->lo, &L->hi};

@@ -53,6 +53,9 @@ typedef struct zone_work {
     nm_error *errs;              /* per chunk (region) errors are reported in chunk order */
 } zone_work;
 
+int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_bake_cell_fn cell_recs, void *ctx,
+                  nm_error *err); /* bake_pack.c */
+
 /* The centre of window cell c, zone pixels (the bake's gates take pixels). */
 static void cell_centre(const nm_grid_window *win, uint32_t c, double *u, double *v)
 {
@@ -686,21 +689,41 @@ static void sink_pair(void *ctx, uint32_t u, uint32_t v, bool f, bool r)
     if (!push_pair(&c->e, &c->n, &c->cap, f ? u : v, f ? v : u)) c->oom = true;
 }
 
+/* The cell of span k from the lookup index alone (sp_cell is freed after the raster): the
+ * occupied cell o holding k by bisection of cs, then its cell. */
+static uint32_t span_cell(const nm_span_table *T, uint32_t k, uint32_t *o_out)
+{
+    uint32_t lo = 0, hi = T->nocc; /* cs[lo] <= k < cs[hi] */
+    while (hi - lo > 1) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (T->cs[m] <= k) lo = m; else hi = m;
+    }
+    *o_out = lo;
+    return nm_span_occupied_cell(T, lo);
+}
+
 static int graph_chunk_fn(void *ctx, size_t chunk)
 {
     graph_work *gw = ctx;
     zone_work *zw = gw->zw;
+    const nm_span_table *T = &zw->T;
     graph_chunk *c = &gw->ch[chunk];
     pair_sink ps = {gw->par, c};
+    if (c->a >= c->b) return NM_OK;
     for (uint32_t k = c->a; k < c->b; k++) gw->par[k] = k;
-    const uint32_t nx = (uint32_t)zw->T.win.nx;
-    uint32_t j = c->a < c->b ? zw->T.sp_cell[c->a] / nx : 0, row0 = j * nx;
+    const uint32_t nx = (uint32_t)T->win.nx;
+    uint32_t o, cell = span_cell(T, c->a, &o), j = cell / nx, row0 = j * nx;
     for (uint32_t k = c->a; k < c->b && !c->oom; k++) {
-        uint8_t st = nm_grid_step_bits(&zw->T, zw->gate, zw->rid, k);
+        /* spans come in cell order: the cell and its row are carried along */
+        if (k == T->cs[o + 1]) {
+            o++;
+            cell = nm_span_next_occupied(T, cell);
+        }
+        while (cell - row0 >= nx) { j++; row0 += nx; }
+        int32_t i = (int32_t)(cell - row0);
+        uint8_t st = nm_grid_step_bits_at(T, zw->gate, zw->rid, k, i, (int32_t)j);
         if (st) zw->ssteps[k] = st; /* sparse: most spans have no forbidden step */
-        /* spans come in cell order: the row is carried along instead of divided out */
-        while (zw->T.sp_cell[k] - row0 >= nx) { j++; row0 += nx; }
-        judge_pairs(zw, k, (int32_t)(zw->T.sp_cell[k] - row0), (int32_t)j, sink_pair, &ps);
+        judge_pairs(zw, k, i, (int32_t)j, sink_pair, &ps);
     }
     return c->oom ? NM_ERR_NOMEM : NM_OK;
 }
@@ -811,12 +834,12 @@ static void zw_free(zone_work *zw)
 }
 
 /* ---- records --------------------------------------------------------------------------------
- * The records of a cell in natural order are its spans (span order) then its Ghost / Fill
- * records (region order); the canonical order is a stable insertion sort of that (step 9). The
- * natural order is a merge of the span table (cell order) and the Ghost / Fill records sorted by
- * (cell, region), so no per-cell fill pointers are needed. Each column is written in its own pass
- * and its per-span source is freed right after, so the per-span columns and the record columns
- * never all exist at once (the zone's memory peak). */
+ * Step 9 never builds the whole zone's record table: the records of each BGRD tile window are
+ * made from the per-span sources and the Ghost / Fill records, encoded (BGRD payload and FSPN
+ * tile) and dropped, tile after tile (the band plan of README.md: the zone's output was 23 bytes a
+ * record plus a 4-byte cell index, the bake's memory peak). The records of a cell in natural
+ * order are its spans (span order) then its Ghost / Fill records (region order); the canonical
+ * order is a stable insertion sort of that. */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -857,220 +880,319 @@ static int sorted_ghosts(zone_work *zw, ghost_rec **gall, uint32_t **gord, size_
     return NM_OK;
 }
 
-/* The records in natural order: a merge of the spans (cell order) with the Ghost / Fill records
- * sorted by (cell, region), spans first in a cell. nat_next gives the next one: true and *k for
- * a span, false and *g for a Ghost / Fill record. */
-typedef struct nat_iter {
-    const uint32_t *sp_cell;
-    uint32_t ns, k;
+/* What step 9 reads: the per-span columns (the span's region is its component's, creg), the
+ * components renumbered per region (gmap), the Ghost / Fill records sorted by cell. */
+typedef struct rec_src {
+    const zone_work *zw;
+    const uint32_t *comp, *gmap, *creg;
     const ghost_rec *gall;
     const uint32_t *gord;
-    size_t G, gq;
-} nat_iter;
+    size_t G;
+} rec_src;
 
-static inline bool nat_next(nat_iter *it, uint32_t *k, const ghost_rec **g)
+/* Records with their sidecar columns (steps2x and tax are 0 in every record: one zero column). */
+typedef struct rec_buf {
+    nm_grid_rec *recs;
+    uint32_t *scc;
+    uint16_t *clr2d;
+    uint8_t *seg, *medial, *zero;
+    size_t n, cap;
+} rec_buf;
+
+static void rec_buf_free(rec_buf *b)
 {
-    if (it->k < it->ns && (it->gq == it->G || it->sp_cell[it->k] <= it->gall[it->gord[it->gq]].cell)) {
-        *k = it->k++;
-        return true;
+    nm_free(b->recs); nm_free(b->scc); nm_free(b->clr2d);
+    nm_free(b->seg); nm_free(b->medial); nm_free(b->zero);
+    memset(b, 0, sizeof *b);
+}
+
+static bool rec_buf_room(rec_buf *b, size_t more)
+{
+    if (b->n + more <= b->cap) return true;
+    size_t nc = (b->n + more) * 2 + 1024;
+    void *p[6] = {nm_realloc(b->recs, nc * sizeof *b->recs), nm_realloc(b->scc, nc * sizeof *b->scc),
+                  nm_realloc(b->clr2d, nc * sizeof *b->clr2d), nm_realloc(b->seg, nc),
+                  nm_realloc(b->medial, nc), nm_realloc(b->zero, nc)};
+    if (p[0]) b->recs = p[0];
+    if (p[1]) b->scc = p[1];
+    if (p[2]) b->clr2d = p[2];
+    if (p[3]) b->seg = p[3];
+    if (p[4]) b->medial = p[4];
+    if (p[5]) {
+        b->zero = p[5];
+        memset(b->zero + b->cap, 0, nc - b->cap);
     }
-    *g = &it->gall[it->gord[it->gq++]];
-    return false;
+    for (int k = 0; k < 6; k++)
+        if (!p[k]) return false;
+    b->cap = nc;
+    return true;
 }
 
-/* Gives back the tail of a column past `bytes` (a failed shrink keeps the block as it is). */
-#define SHRINK_STEP (1u << 22)
-static void *shrink_col(void *p, size_t bytes)
+/* First ghost (index into gord) of a cell >= c. */
+static size_t ghost_lower(const rec_src *s, uint32_t c)
 {
-    void *q = nm_realloc(p, bytes);
-    return q ? q : p;
+    size_t lo = 0, hi = s->G;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (s->gall[s->gord[m]].cell < c) lo = m + 1; else hi = m;
+    }
+    return lo;
 }
 
-/* A column that is mostly 0 (clr2d, seg, medial) is allocated zeroed and only its non-zero
- * entries are written: the zeroed pages never written stay unbacked (the zone's output is its
- * memory peak; reading them back costs no memory either). */
-
-/* Step 9's columns, each from its per-span source, in an order that frees the sources before the
- * next column is made: seg (then the span table's lookup index), clr2d and medial, components (in
- * place over the span components), the records, the cell index. */
-static int build_records(zone_work *zw, nm_scc *scc, uint32_t *gmap, nm_bake_grid_zone *Z, nm_error *err)
+/* Appends the records of zone cell c = (i, j) in canonical order, their .cell = `local`; *gq is
+ * the ghost cursor (first ghost of a cell >= c), left past this cell's. */
+static bool cell_records(const rec_src *s, uint32_t c, int32_t i, int32_t j, int32_t local, size_t *gq,
+                         rec_buf *b)
 {
-    const uint32_t ns = zw->T.nspans;
+    const zone_work *zw = s->zw;
+    const nm_span_table *T = &zw->T;
+    uint32_t first, ns = nm_span_cell_spans(T, c, &first);
+    size_t ng = 0;
+    while (*gq + ng < s->G && s->gall[s->gord[*gq + ng]].cell == c) ng++;
+    if (!ns && !ng) return true;
+    if (!rec_buf_room(b, ns + ng)) return false;
+    size_t a = b->n;
+    for (uint32_t k = first; k < first + ns; k++) {
+        size_t o = b->n++;
+        nm_grid_rec *r = &b->recs[o];
+        uint8_t st = zw->ssteps[k], sf = zw->sflags[k], sg = 0;
+        r->cell = local;
+        r->rid = s->creg[s->comp[k]];
+        r->h = T->sp_h[k];
+        r->clr = zw->sclr[k];
+        r->flags = (uint8_t)(sf & ~(SPAN_MEDIAL | SPAN_SEALED));
+        r->steps = st;
+        /* facade segment bits: orthogonal direction d with a forbidden step across a face column */
+        for (int d = 0; d < 2 && st; d++) {
+            if (!(st & (3u << (2 * d)))) continue;
+            if (nm_grid_raster_face(T, i, j, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
+                nm_grid_raster_face(T, i, j, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
+                sg |= (uint8_t)(1u << d);
+        }
+        b->scc[o] = s->gmap[s->comp[k]];
+        b->clr2d[o] = zw->sclr2d[k];
+        b->seg[o] = sg;
+        b->medial[o] = sf & SPAN_MEDIAL ? 1 : 0;
+    }
+    for (size_t q = 0; q < ng; q++) {
+        const ghost_rec *g = &s->gall[s->gord[(*gq)++]];
+        size_t o = b->n++;
+        nm_grid_rec *r = &b->recs[o];
+        r->cell = local;
+        r->rid = g->rid;
+        r->h = (g->flags & NM_GRID_FILL) ? 0.0f : g->h;
+        r->clr = g->clr;
+        r->flags = g->flags;
+        r->steps = 0;
+        b->scc[o] = g->src_span; /* the source span's component, set by records() */
+        b->clr2d[o] = g->clr2d;
+        b->seg[o] = 0;
+        b->medial[o] = g->medial;
+    }
+    /* canonical order (stable insertion sort: a cell holds a handful of records) */
+    for (size_t x = a + 1; x < b->n; x++) {
+        if (nm_grid_layer_cmp(&b->recs[x - 1], &b->recs[x]) <= 0) continue;
+        nm_grid_rec rx = b->recs[x];
+        uint32_t xs = b->scc[x];
+        uint16_t xc = b->clr2d[x];
+        uint8_t xg = b->seg[x], xm = b->medial[x];
+        size_t y = x;
+        while (y > a && nm_grid_layer_cmp(&b->recs[y - 1], &rx) > 0) {
+            b->recs[y] = b->recs[y - 1];
+            b->scc[y] = b->scc[y - 1];
+            b->clr2d[y] = b->clr2d[y - 1];
+            b->seg[y] = b->seg[y - 1];
+            b->medial[y] = b->medial[y - 1];
+            y--;
+        }
+        b->recs[y] = rx;
+        b->scc[y] = xs;
+        b->clr2d[y] = xc;
+        b->seg[y] = xg;
+        b->medial[y] = xm;
+    }
+    return true;
+}
+
+/* The tiles of the zone, encoded on `slots` workers: slot s makes tiles s, s + slots, ... with
+ * its own buffer (nm_parallel_chunks gives chunk s to worker s), so no tile depends on another. */
+typedef struct tile_pass {
+    const rec_src *src;
+    const nm_bgrd_tile *tiles;
+    nm_grid_tiles *out;
+    int32_t w, h, gx0, gy0;
+    uint32_t global_regions;
+    size_t slots;
+    nm_error *errs; /* per slot */
+} tile_pass;
+
+static int encode_tile(const tile_pass *p, uint32_t t, rec_buf *b, nm_error *err)
+{
+    const nm_bgrd_tile *e = &p->tiles[t];
+    int64_t x0 = (int64_t)e->gx0 - p->gx0, y0 = (int64_t)e->gy0 - p->gy0; /* window corner, zone-local */
+    int64_t xa = x0 < 0 ? 0 : x0, xb = x0 + e->nx < p->w ? x0 + e->nx : p->w;
+    int64_t ya = y0 < 0 ? 0 : y0, yb = y0 + e->ny < p->h ? y0 + e->ny : p->h;
+    b->n = 0;
+    for (int64_t y = ya; y < yb && xa < xb; y++) {
+        uint32_t c = (uint32_t)(y * p->w + xa);
+        size_t gq = ghost_lower(p->src, c);
+        for (int64_t x = xa; x < xb; x++, c++)
+            if (!cell_records(p->src, c, (int32_t)x, (int32_t)y, (int32_t)((y - y0) * e->nx + (x - x0)), &gq, b))
+                return nm_fail(err, NM_ERR_NOMEM, "records: tile %u: out of memory", t);
+    }
+    p->out->records[t] = (uint32_t)b->n;
+    int rc = nm_bgrd_encode_tile(b->recs, b->n, e->nx, e->ny, p->global_regions, NM_GRID_LEVEL, &p->out->grid[t],
+                                 NULL, 0, NULL, err);
+    if (rc == NM_OK)
+        rc = nm_bnvf_encode_spn_tile(b->recs, b->scc, b->zero, b->seg, b->zero, b->clr2d, b->medial, b->n,
+                                     NM_GRID_LEVEL, &p->out->fields[t], err);
+    if (rc == NM_OK && (p->out->grid[t].oom || p->out->fields[t].oom))
+        rc = nm_fail(err, NM_ERR_NOMEM, "records: tile %u: out of memory", t);
+    if (rc != NM_OK) nm_error_prefix(err, "tile %u", t);
+    return rc;
+}
+
+static int tile_slot(void *ctx, size_t slot)
+{
+    const tile_pass *p = ctx;
+    rec_buf b;
+    memset(&b, 0, sizeof b);
+    int rc = NM_OK;
+    for (size_t t = slot; t < p->out->count && rc == NM_OK; t += p->slots)
+        rc = encode_tile(p, (uint32_t)t, &b, &p->errs[slot]);
+    rec_buf_free(&b);
+    return rc;
+}
+
+/* The whole zone's records and columns (opts->keep_records: tests read them). */
+static int whole_zone(const rec_src *s, nm_bake_grid_zone *Z, nm_error *err)
+{
     size_t ncell = (size_t)Z->w * (size_t)Z->h;
+    rec_buf b;
+    memset(&b, 0, sizeof b);
+    Z->cell_start = nm_malloc((ncell + 1) * sizeof *Z->cell_start);
+    if (!Z->cell_start || !rec_buf_room(&b, Z->rec_count + 1)) goto nomem;
+    size_t gq = 0;
+    for (size_t c = 0; c < ncell; c++) {
+        Z->cell_start[c] = (uint32_t)b.n;
+        if (!cell_records(s, (uint32_t)c, (int32_t)(c % (size_t)Z->w), (int32_t)(c / (size_t)Z->w), (int32_t)c, &gq, &b))
+            goto nomem;
+    }
+    Z->cell_start[ncell] = (uint32_t)b.n;
+    Z->recs = b.recs;
+    Z->scc = b.scc;
+    Z->clr2d = b.clr2d;
+    Z->seg = b.seg;
+    Z->medial = b.medial;
+    Z->steps2x = b.zero;
+    Z->tax = nm_calloc(b.cap + 1, 1);
+    if (!Z->tax) return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu records)", Z->rec_count);
+    return NM_OK;
+nomem:
+    rec_buf_free(&b);
+    return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu records)", Z->rec_count);
+}
+
+/* The records of one cell for the links step (nm_bake_links): canonical order, .cell = c. */
+typedef struct cell_ctx {
+    const rec_src *src;
+    int32_t w;
+    rec_buf b;
+    bool oom;
+} cell_ctx;
+
+static const nm_grid_rec *cell_recs_fn(void *ctx, size_t c, uint32_t *n)
+{
+    cell_ctx *cc = ctx;
+    size_t gq = ghost_lower(cc->src, (uint32_t)c);
+    cc->b.n = 0;
+    if (!cell_records(cc->src, (uint32_t)c, (int32_t)(c % (size_t)cc->w), (int32_t)(c / (size_t)cc->w), (int32_t)c,
+                      &gq, &cc->b))
+        cc->oom = true;
+    *n = (uint32_t)cc->b.n;
+    return cc->b.recs;
+}
+
+/* Step 9: records tile by tile (and the links resolved to records, the record counters), from
+ * the per-span sources, which are freed afterwards by the caller. comp: per span, its global
+ * component; creg: per component, its region. */
+static int records(zone_work *zw, const uint32_t *comp, const uint32_t *gmap, const uint32_t *creg,
+                   nm_bake_grid_zone *Z, nm_error *err)
+{
+    rec_src s = {zw, comp, gmap, creg, NULL, NULL, 0};
     ghost_rec *gall = NULL;
     uint32_t *gord = NULL;
-    size_t G = 0;
-    int rc = sorted_ghosts(zw, &gall, &gord, &G, err);
+    nm_bgrd_tile *tiles = NULL;
+    nm_error *errs = NULL;
+    cell_ctx cc;
+    memset(&cc, 0, sizeof cc);
+    int rc = sorted_ghosts(zw, &gall, &gord, &s.G, err);
     if (rc != NM_OK) return rc;
-    size_t nrec = (size_t)ns + G;
-    Z->rec_count = nrec;
-    for (size_t g = 0; g < G; g++) {
-        if (gall[g].flags & NM_GRID_FILL) Z->stats.fills++; else Z->stats.ghosts++;
+    s.gall = gall;
+    s.gord = gord;
+    const uint32_t ns = zw->T.nspans;
+    Z->rec_count = (size_t)ns + s.G;
+    for (size_t g = 0; g < s.G; g++) {
+        uint8_t f = gall[g].flags;
+        if (f & NM_GRID_FILL) Z->stats.fills++; else Z->stats.ghosts++;
+        if (f & NM_GRID_DEAD) Z->stats.dead++;
+        if (f & NM_GRID_WALK) Z->stats.walk++;
+        if (f & NM_GRID_CORE) Z->stats.core++;
+        /* a Ghost takes its source span's component, a Fill none */
+        gall[g].src_span = gall[g].src_span == UINT32_MAX ? 0 : gmap[comp[gall[g].src_span]];
     }
-
-    /* facade segment bits: orthogonal direction i with a forbidden step across a face column
-     * (only spans carry steps; Ghost / Fill records have none) */
-    Z->seg = nm_calloc(nrec + 1, 1);
-    if (!Z->seg) goto nomem;
-    {
-        nat_iter it = {zw->T.sp_cell, ns, 0, gall, gord, G, 0};
-        for (size_t i = 0; i < nrec; i++) {
-            uint32_t k;
-            const ghost_rec *g;
-            if (!nat_next(&it, &k, &g) || !zw->ssteps[k]) continue;
-            uint8_t st = zw->ssteps[k], sg = 0;
-            int32_t ci = (int32_t)(zw->T.sp_cell[k] % (uint32_t)Z->w), cj = (int32_t)(zw->T.sp_cell[k] / (uint32_t)Z->w);
-            for (int d = 0; d < 2; d++) {
-                if (!(st & (3u << (2 * d)))) continue;
-                if (nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 0) ||
-                    nm_grid_raster_face(&zw->T, ci, cj, nm_grid_step_dx[d], nm_grid_step_dy[d], 1))
-                    sg |= (uint8_t)(1u << d);
-            }
-            if (sg) Z->seg[i] = sg;
-        }
-    }
-    /* from here on only sp_cell and sp_h of the span table are read */
-    nm_free(zw->T.sp_ins); zw->T.sp_ins = NULL;
-    nm_free(zw->T.cs); zw->T.cs = NULL;
-    nm_free(zw->T.face); zw->T.face = NULL;
-    nm_free(zw->T.occ_bits); zw->T.occ_bits = NULL;
-    nm_free(zw->T.occ_rank); zw->T.occ_rank = NULL;
-    const uint32_t *sp_cell = zw->T.sp_cell;
-
-    /* sealed clearance difference and medial axis */
-    Z->clr2d = nm_calloc(nrec + 1, sizeof *Z->clr2d);
-    Z->medial = nm_calloc(nrec + 1, 1);
-    if (!Z->clr2d || !Z->medial) goto nomem;
-    {
-        nat_iter it = {sp_cell, ns, 0, gall, gord, G, 0};
-        for (size_t i = 0; i < nrec; i++) {
-            uint32_t k;
-            const ghost_rec *g;
-            uint16_t c2;
-            uint8_t m;
-            if (nat_next(&it, &k, &g)) {
-                c2 = zw->sclr2d[k];
-                m = zw->sflags[k] & SPAN_MEDIAL ? 1 : 0;
-            } else {
-                c2 = g->clr2d;
-                m = g->medial;
-            }
-            if (c2) Z->clr2d[i] = c2;
-            if (m) Z->medial[i] = m;
-        }
-    }
-    nm_free(zw->sclr2d); zw->sclr2d = NULL;
-
-    /* components, in place over the span components: record i >= its span k, so filling from
-     * the last record down never overwrites a span component still to be read (a Ghost's source
-     * span can be anywhere: its component is taken first) */
-    {
-        uint32_t *comp = scc->comp;
-        for (size_t g = 0; g < G; g++)
-            gall[g].src_span = gall[g].src_span == UINT32_MAX ? 0 : gmap[comp[gall[g].src_span]];
-        uint32_t *col = nm_realloc(comp, (nrec + 1) * sizeof *col);
-        if (!col) goto nomem;
-        scc->comp = NULL;
-        Z->scc = col;
-        uint32_t k = ns;
-        size_t gq = G;
-        for (size_t i = nrec; i-- > 0;) {
-            if (gq && (!k || gall[gord[gq - 1]].cell >= sp_cell[k - 1])) col[i] = gall[gord[--gq]].src_span;
-            else { k--; col[i] = gmap[col[k]]; }
-        }
-    }
-    nm_scc_free(scc);
-
-    /* the records themselves, filled from the last one down: every SHRINK_STEP records the used
-     * tails of the six per-span sources are given back (realloc to the part still to be read),
-     * so the record table grows while its sources shrink */
-    Z->recs = nm_malloc((nrec + 1) * sizeof *Z->recs);
-    if (!Z->recs) goto nomem;
-    {
-        uint32_t k = ns; /* spans [0, k) not yet read */
-        size_t gq = G;   /* ghosts gord[0, gq) not yet read */
-        for (size_t i = nrec; i-- > 0;) {
-            nm_grid_rec *o = &Z->recs[i];
-            if (gq && (!k || gall[gord[gq - 1]].cell >= zw->T.sp_cell[k - 1])) {
-                const ghost_rec *g = &gall[gord[--gq]];
-                o->cell = (int32_t)g->cell;
-                o->rid = g->rid;
-                o->h = (g->flags & NM_GRID_FILL) ? 0.0f : g->h;
-                o->clr = g->clr;
-                o->flags = g->flags;
-                o->steps = 0;
-            } else {
-                k--;
-                o->cell = (int32_t)zw->T.sp_cell[k];
-                o->rid = zw->rid[k];
-                o->h = zw->T.sp_h[k];
-                o->clr = zw->sclr[k];
-                o->flags = (uint8_t)(zw->sflags[k] & ~(SPAN_MEDIAL | SPAN_SEALED));
-                o->steps = zw->ssteps[k];
-                if (k % SHRINK_STEP == 0 && k) {
-                    zw->T.sp_cell = shrink_col(zw->T.sp_cell, (size_t)k * sizeof *zw->T.sp_cell);
-                    zw->T.sp_h = shrink_col(zw->T.sp_h, (size_t)k * sizeof *zw->T.sp_h);
-                    zw->rid = shrink_col(zw->rid, (size_t)k * sizeof *zw->rid);
-                    zw->sclr = shrink_col(zw->sclr, (size_t)k * sizeof *zw->sclr);
-                    zw->sflags = shrink_col(zw->sflags, (size_t)k);
-                    zw->ssteps = shrink_col(zw->ssteps, (size_t)k);
-                }
-            }
-        }
-    }
-    nm_free(zw->rid); zw->rid = NULL;
-    nm_free(zw->sclr); zw->sclr = NULL;
-    nm_free(zw->sflags); zw->sflags = NULL;
-    nm_free(zw->ssteps); zw->ssteps = NULL;
-    nm_free(gall); gall = NULL;
-    nm_free(gord); gord = NULL;
-    nm_span_table_free(&zw->T); /* last use */
-    /* the cell index from the records' own cells, once their sources are gone */
-    Z->cell_start = nm_calloc(ncell + 1, sizeof *Z->cell_start);
-    if (!Z->cell_start) goto nomem;
-    for (size_t i = 0; i < nrec; i++) Z->cell_start[(uint32_t)Z->recs[i].cell + 1]++;
-    for (size_t c = 0; c < ncell; c++) Z->cell_start[c + 1] += Z->cell_start[c];
-    Z->steps2x = nm_calloc(nrec + 1, 1);
-    Z->tax = nm_calloc(nrec + 1, 1);
-    if (!Z->steps2x || !Z->tax) goto nomem;
-    /* canonical order inside each cell (insertion sort, stable: a cell holds a handful of
-     * records; the columns move with their record; a record already in place is not written,
-     * so the sparse columns stay unbacked) */
-    for (size_t c = 0; c < ncell; c++) {
-        uint32_t a = Z->cell_start[c], b = Z->cell_start[c + 1];
-        for (uint32_t i = a + 1; i < b; i++) {
-            if (nm_grid_layer_cmp(&Z->recs[i - 1], &Z->recs[i]) <= 0) continue;
-            nm_grid_rec x = Z->recs[i];
-            uint32_t xs = Z->scc[i];
-            uint16_t xc = Z->clr2d[i];
-            uint8_t xg = Z->seg[i], xm = Z->medial[i];
-            uint32_t j = i;
-            while (j > a && nm_grid_layer_cmp(&Z->recs[j - 1], &x) > 0) {
-                Z->recs[j] = Z->recs[j - 1];
-                Z->scc[j] = Z->scc[j - 1];
-                Z->clr2d[j] = Z->clr2d[j - 1];
-                Z->seg[j] = Z->seg[j - 1];
-                Z->medial[j] = Z->medial[j - 1];
-                j--;
-            }
-            Z->recs[j] = x;
-            Z->scc[j] = xs;
-            Z->clr2d[j] = xc;
-            Z->seg[j] = xg;
-            Z->medial[j] = xm;
-        }
-    }
-    for (size_t i = 0; i < nrec; i++) {
-        uint8_t f = Z->recs[i].flags;
+    for (uint32_t k = 0; k < ns; k++) {
+        uint8_t f = zw->sflags[k];
         if (f & NM_GRID_DEAD) Z->stats.dead++;
         if (f & NM_GRID_WALK) Z->stats.walk++;
         if (f & NM_GRID_CORE) Z->stats.core++;
     }
-    return NM_OK;
-nomem:
+
+    nm_grid_zone_src zs = nm_bake_grid_src(Z);
+    nm_grid_tiles *out = &Z->tiles;
+    uint32_t tc = 0;
+    rc = nm_bgrd_zone_tiling(&zs, NULL, NULL, &tc, err);
+    if (rc != NM_OK) goto done;
+    tiles = nm_calloc((size_t)tc + 1, sizeof *tiles);
+    out->records = nm_calloc((size_t)tc + 1, sizeof *out->records);
+    out->grid = nm_calloc((size_t)tc + 1, sizeof *out->grid);
+    out->fields = nm_calloc((size_t)tc + 1, sizeof *out->fields);
+    if (!tiles || !out->records || !out->grid || !out->fields) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%u tiles)", tc);
+        goto done;
+    }
+    out->count = tc;
+    rc = nm_bgrd_zone_tiling(&zs, NULL, tiles, &tc, err);
+    if (rc != NM_OK) goto done;
+    {
+        int wk = nm_workers_for(Z->rec_count, zw->workers);
+        size_t slots = (size_t)wk < tc ? (size_t)wk : (tc ? tc : 1);
+        errs = nm_calloc(slots, sizeof *errs);
+        if (!errs) { rc = nm_fail(err, NM_ERR_NOMEM, "records: out of memory"); goto done; }
+        tile_pass tp = {&s, tiles, out, Z->w, Z->h, Z->gx0, Z->gy0, Z->global_regions, slots, errs};
+        rc = nm_parallel_chunks(slots, wk, tile_slot, &tp);
+        if (rc != NM_OK) {
+            for (size_t k = 0; k < slots; k++)
+                if (errs[k].code) { *err = errs[k]; break; }
+            goto done;
+        }
+    }
+    if (zw->opts->keep_records) {
+        rc = whole_zone(&s, Z, err);
+        if (rc != NM_OK) goto done;
+    }
+    /* off-mesh links -> FLNK / FOPN, from the records of their end cells */
+    cc.src = &s;
+    cc.w = Z->w;
+    rc = nm_bake_links(zw->zc, Z, cell_recs_fn, &cc, err);
+    if (rc == NM_OK && cc.oom) rc = nm_fail(err, NM_ERR_NOMEM, "links: out of memory");
+done:
+    rec_buf_free(&cc.b);
+    nm_free(errs);
+    nm_free(tiles);
     nm_free(gall);
     nm_free(gord);
-    return nm_fail(err, NM_ERR_NOMEM, "records: out of memory (%zu records)", nrec);
+    return rc;
 }
 
 void nm_bake_grid_zone_free(nm_bake_grid_zone *z)
@@ -1083,6 +1205,11 @@ void nm_bake_grid_zone_free(nm_bake_grid_zone *z)
     nm_free(z->regions);
     nm_free(z->wall_keys); nm_free(z->wall_row); nm_free(z->wall_rids);
     nm_free(z->links); nm_free(z->opens);
+    for (uint32_t t = 0; t < z->tiles.count; t++) {
+        nm_buf_free(&z->tiles.grid[t]);
+        nm_buf_free(&z->tiles.fields[t]);
+    }
+    nm_free(z->tiles.records); nm_free(z->tiles.grid); nm_free(z->tiles.fields);
     memset(z, 0, sizeof *z);
 }
 
@@ -1098,6 +1225,7 @@ nm_grid_zone_src nm_bake_grid_src(const nm_bake_grid_zone *z)
     s.global_regions = z->global_regions;
     s.cell_start = z->cell_start;
     s.recs = z->recs;
+    s.tiles = z->tiles.count ? &z->tiles : NULL;
     return s;
 }
 
@@ -1374,7 +1502,6 @@ done:
     return rc;
 }
 
-int nm_bake_links(const nm_zone_clean *zc, nm_bake_grid_zone *z, nm_error *err); /* bake_pack.c */
 int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, const nm_span_table *T,
                          uint32_t *rid, uint32_t *nreg, nm_error *err); /* bake_pack.c */
 
@@ -1402,7 +1529,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     nm_bake_grid_zone Z;
     memset(&Z, 0, sizeof Z);
     uint8_t *walk = NULL, *bnd = NULL;
-    uint32_t *gmap = NULL;
+    uint32_t *gmap = NULL, *creg = NULL;
     nm_scc scc;
     memset(&scc, 0, sizeof scc);
     int rc = NM_OK;
@@ -1453,6 +1580,10 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     nm_grid_mesh mesh = {(const float *)zc->verts, zc->vert_count, zc->tri_v, zc->tri_count, walk};
     rc = raster_bands(&zw.win, &mesh, opts, &zw.T, err);
     if (rc != NM_OK) goto fail_op;
+    /* last use of sp_cell: from here on a span's cell comes from the lookup index (cs, occ_bits;
+     * 4 bytes a span less in the regions, fields and steps peaks) */
+    nm_free(zw.T.sp_cell);
+    zw.T.sp_cell = NULL;
     const nm_span_table *T = &zw.T;
     uint32_t ns = T->nspans;
     Z.stats.spans = ns;
@@ -1489,16 +1620,18 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
         zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
     }
-    /* spans come in cell order: the row is carried along instead of divided out */
-    for (uint32_t k = 0, j = 0, row0 = 0; k < ns; k++) {
-        uint32_t r = zw.rid[k] - 1;
-        while (T->sp_cell[k] - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
-        int32_t i = (int32_t)(T->sp_cell[k] - row0);
-        int32_t *b = &zw.bbox[4 * r];
-        if (i < b[0]) b[0] = i;
-        if ((int32_t)j < b[1]) b[1] = (int32_t)j;
-        if (i > b[2]) b[2] = i;
-        if ((int32_t)j > b[3]) b[3] = (int32_t)j;
+    /* occupied cells in order (the lookup index: sp_cell is gone), the row carried along */
+    for (uint32_t o = 0, c = 0, j = 0, row0 = 0; o < T->nocc; o++) {
+        c = o ? nm_span_next_occupied(T, c) : nm_span_occupied_cell(T, 0);
+        while (c - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
+        int32_t i = (int32_t)(c - row0);
+        for (uint32_t k = T->cs[o]; k < T->cs[o + 1]; k++) {
+            int32_t *b = &zw.bbox[4 * (zw.rid[k] - 1)];
+            if (i < b[0]) b[0] = i;
+            if ((int32_t)j < b[1]) b[1] = (int32_t)j;
+            if (i > b[2]) b[2] = i;
+            if ((int32_t)j > b[3]) b[3] = (int32_t)j;
+        }
     }
 
     /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
@@ -1609,8 +1742,9 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     /* per-region renumbering: local component ids in order of each component's first span in
      * span order (the global numbering is by smallest node, so the order is kept) */
     gmap = nm_calloc((size_t)scc.ncomp + 1, sizeof *gmap);
+    creg = nm_malloc(((size_t)scc.ncomp + 1) * sizeof *creg);
     Z.regions = nm_calloc((size_t)zw.nreg + 1, sizeof *Z.regions);
-    if (!gmap || !Z.regions) NOMEM("components");
+    if (!gmap || !creg || !Z.regions) NOMEM("components");
     {
         uint32_t *pairs = NULL;
         size_t pcap = 0;
@@ -1620,7 +1754,10 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         /* spans in span order: a region's spans come in the same order as in the region alone */
         for (uint32_t k = 0; k < ns; k++) {
             uint32_t c = scc.comp[k];
-            if (!gmap[c]) gmap[c] = ++cnum[zw.rid[k] - 1];
+            if (!gmap[c]) {
+                gmap[c] = ++cnum[zw.rid[k] - 1];
+                creg[c] = zw.rid[k]; /* a component lies in one region (the graph's edges do) */
+            }
         }
         /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
         {
@@ -1675,19 +1812,20 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
         nm_free(cnum);
     }
 
-    /* 8. records: spans and Ghost / Fill per cell, canonical order, columns carried along */
+    /* the span's region is its component's from here on */
+    nm_free(zw.rid);
+    zw.rid = NULL;
+
+    /* 8. records: spans and Ghost / Fill per cell, canonical order, encoded tile by tile; 9.
+     * off-mesh links -> FLNK / FOPN */
     progress(opts, "records", 0.85);
-    rc = build_records(&zw, &scc, gmap, &Z, err);
+    rc = records(&zw, scc.comp, gmap, creg, &Z, err);
     if (rc != NM_OK) goto fail;
     nm_free(gmap); gmap = NULL;
+    nm_free(creg); creg = NULL;
     nm_scc_free(&scc);
     zw_free(&zw);
     nm_free(walk); nm_free(bnd);
-
-    /* 9. off-mesh links -> FLNK / FOPN */
-    progress(opts, "links", 0.95);
-    rc = nm_bake_links(zc, &Z, err);
-    if (rc != NM_OK) { nm_bake_grid_zone_free(&Z); return rc; }
     progress(opts, "done", 1.0);
     *out = Z;
     return NM_OK;
@@ -1695,7 +1833,7 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
 fail_op:
     nm_error_prefix(err, "%s: grid bake", zname);
 fail:
-    nm_free(walk); nm_free(bnd); nm_free(gmap);
+    nm_free(walk); nm_free(bnd); nm_free(gmap); nm_free(creg);
     nm_scc_free(&scc);
     zw_free(&zw);
     nm_bake_grid_zone_free(&Z);

@@ -199,16 +199,18 @@ void nm_buf_f64(nm_buf *b, double v)
     write_le(b, u, 8);
 }
 
-void nm_buf_varint(nm_buf *b, uint64_t v)
+/* nm_buf_varint when the buffer may have to grow (a copy and a call per varint were a sixth of
+ * the tile encoding, so the common case is inline in codec.h). */
+void nm_buf_varint_slow(nm_buf *b, uint64_t v)
 {
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        uint8_t byte = (uint8_t)(v & 0x7f);
+    if (!nm_buf_reserve(b, 10)) return;
+    uint8_t *o = b->p + b->size;
+    while (v > 0x7f) {
+        *o++ = (uint8_t)(v | 0x80);
         v >>= 7;
-        t[n++] = (uint8_t)(byte | (v ? 0x80 : 0));
-    } while (v);
-    nm_buf_bytes(b, t, n);
+    }
+    *o++ = (uint8_t)v;
+    b->size = (size_t)(o - b->p);
 }
 
 static void put_le(nm_buf *b, size_t pos, uint64_t v, size_t n)

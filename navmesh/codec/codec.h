@@ -70,7 +70,22 @@ void nm_buf_i32(nm_buf *b, int32_t v);
 void nm_buf_i64(nm_buf *b, int64_t v);
 void nm_buf_f32(nm_buf *b, float v);
 void nm_buf_f64(nm_buf *b, double v);
-void nm_buf_varint(nm_buf *b, uint64_t v);
+void nm_buf_varint_slow(nm_buf *b, uint64_t v);
+/* LEB128 varint; inline, for the grid encoders write one per record and field. */
+static inline void nm_buf_varint(nm_buf *b, uint64_t v)
+{
+    if (b->oom || b->cap - b->size < 10) {
+        nm_buf_varint_slow(b, v);
+        return;
+    }
+    uint8_t *o = b->p + b->size;
+    while (v > 0x7f) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    b->size = (size_t)(o - b->p);
+}
 /* Overwrite already-written bytes at pos (pos + width <= size). */
 void nm_buf_put_u32(nm_buf *b, size_t pos, uint32_t v);
 void nm_buf_put_u64(nm_buf *b, size_t pos, uint64_t v);

@@ -154,6 +154,20 @@ static inline uint32_t nm_span_cell_spans(const nm_span_table *t, uint32_t c, ui
     return t->cs[k + 1] - t->cs[k];
 }
 
+/* The cell of occupied index o (0 <= o < nocc), from occ_rank and occ_bits alone (a table whose
+ * sp_cell was freed): bisection of the words, then the bit. */
+uint32_t nm_span_occupied_cell(const nm_span_table *t, uint32_t o);
+
+/* The first occupied cell after c (there must be one). */
+static inline uint32_t nm_span_next_occupied(const nm_span_table *t, uint32_t c)
+{
+    size_t w = (size_t)(c + 1) >> 6;
+    uint64_t word = t->occ_bits[w] & (~(uint64_t)0 << ((c + 1) & 63));
+    while (!word)
+        word = t->occ_bits[++w];
+    return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(word));
+}
+
 /* face bit of cell c (false for empty cells). */
 static inline bool nm_span_cell_face(const nm_span_table *t, uint32_t c)
 {
@@ -286,6 +300,9 @@ extern const int nm_grid_step_dy[4];
  * crossing (the exit column of a dip or bump holds both heights). */
 uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                           uint32_t k);
+/* The same for span k of column (i, j) given by the caller (a bake that has let sp_cell go). */
+uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                             uint32_t k, int32_t i, int32_t j);
 
 /* ---- walls (标墙) --------------------------------------------------------------------------- */
 /* One boundary edge: end points in px, end heights in m, and its id (triangle, edge). Every

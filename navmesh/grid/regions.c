@@ -89,8 +89,12 @@ static int label_chunk_fn(void *ctx, size_t chunk)
     const uint32_t nx = (uint32_t)t->win.nx, ny = (uint32_t)t->win.ny;
     for (uint32_t k = lc->sa; k < lc->sb; k++)
         lw->parent[k] = k;
+    /* cells from the occupancy index, not sp_cell (a bake frees sp_cell before the regions) */
+    uint32_t c = lc->oa < lc->ob ? nm_span_occupied_cell(t, lc->oa) : 0;
     for (uint32_t o = lc->oa; o < lc->ob && !lc->oom; o++) {
-        uint32_t fa = t->cs[o], na = t->cs[o + 1] - fa, c = t->sp_cell[fa];
+        if (o > lc->oa)
+            c = nm_span_next_occupied(t, c);
+        uint32_t fa = t->cs[o], na = t->cs[o + 1] - fa;
         uint32_t i = c % nx, j = c / nx;
         if (i + 1 < nx)
             link_columns(t, lw->parent, lc, fa, na, c + 1);

@@ -148,9 +148,15 @@ uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, cons
 {
     if (k >= t->nspans)
         return 0;
-    const uint32_t nx = (uint32_t)t->win.nx;
-    const uint32_t c = t->sp_cell[k];
-    const int32_t i = (int32_t)(c % nx), j = (int32_t)(c / nx);
+    const uint32_t nx = (uint32_t)t->win.nx, c = t->sp_cell[k];
+    return nm_grid_step_bits_at(t, gate, rid, k, (int32_t)(c % nx), (int32_t)(c / nx));
+}
+
+uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                             uint32_t k, int32_t i, int32_t j)
+{
+    if (k >= t->nspans)
+        return 0;
     const double ha = t->sp_h[k];
     uint8_t bits = 0;
     for (int d = 0; d < 4; d++) {

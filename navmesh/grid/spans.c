@@ -117,6 +117,22 @@ static void sort_heights_in_cells(const uint32_t *cell, float *h, uint8_t *ins, 
     }
 }
 
+uint32_t nm_span_occupied_cell(const nm_span_table *t, uint32_t o)
+{
+    size_t nw = ((size_t)t->win.nx * (size_t)t->win.ny + 63) / 64, a = 0, b = nw; /* rank[a] <= o < rank[b] */
+    while (b - a > 1) {
+        size_t m = a + (b - a) / 2;
+        if (t->occ_rank[m] <= o)
+            a = m;
+        else
+            b = m;
+    }
+    uint64_t word = t->occ_bits[a];
+    for (uint32_t r = o - t->occ_rank[a]; r; r--)
+        word &= word - 1; /* drop the lower set bits */
+    return (uint32_t)(a * 64 + (size_t)__builtin_ctzll(word));
+}
+
 void nm_span_table_free(nm_span_table *t)
 {
     if (!t)

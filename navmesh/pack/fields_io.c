@@ -664,6 +664,67 @@ const nm_bnvf_open *nm_bnvf_find_open(const nm_bnvf *f, uint16_t zone_id, int32_
 
 /* ---- writing ------------------------------------------------------------------------------------- */
 
+int nm_bnvf_encode_spn_tile(const nm_grid_rec *recs, const uint32_t *scc, const uint8_t *steps2x,
+                            const uint8_t *seg, const uint8_t *tax, const uint16_t *clr2d,
+                            const uint8_t *medial, size_t n, int level, nm_buf *out, nm_error *err)
+{
+    nm_buf_varint(out, n);
+    if (!n) return NM_OK;
+    nm_buf sv = {0}, cv = {0}; /* the two varint columns; the byte columns are streamed as they are */
+    int rc = NM_OK;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (clr2d[i] > recs[i].clr) {
+            rc = nm_fail(err, NM_ERR_ARG, "BNVF: tile record %zu: clr2d %u > clr %u", i, clr2d[i], recs[i].clr);
+            break;
+        }
+        nm_buf_varint(&sv, nm_zig((int64_t)scc[i] - prev));
+        prev = scc[i];
+        nm_buf_varint(&cv, clr2d[i]);
+    }
+    if (!rc && (sv.oom || cv.oom)) rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
+    const void *col[6] = {sv.p, steps2x, seg, tax, cv.p, medial};
+    const size_t len[6] = {sv.size, n, n, n, cv.size, n};
+    for (int k = 0; k < 6 && !rc; k++) rc = nm_stream_encode(out, col[k], len[k], level, err);
+    nm_buf_free(&sv);
+    nm_buf_free(&cv);
+    return rc;
+}
+
+/* Per tile record, its zone record's sidecar columns gathered in tile order. */
+typedef struct spn_cols {
+    uint32_t *scc;
+    uint16_t *clr2d;
+    uint8_t *b[4]; /* steps2x, seg, tax, medial */
+    size_t cap;
+} spn_cols;
+
+static bool spn_gather(const nm_bnvf_zone_src *zs, const uint32_t *idx, size_t n, spn_cols *c)
+{
+    if (n > c->cap) {
+        size_t nc = n * 2;
+        uint32_t *s = nm_realloc(c->scc, nc * sizeof *s);
+        if (s) c->scc = s;
+        uint16_t *d = nm_realloc(c->clr2d, nc * sizeof *d);
+        if (d) c->clr2d = d;
+        bool ok = s && d;
+        for (int k = 0; k < 4; k++) {
+            uint8_t *q = nm_realloc(c->b[k], nc);
+            if (q) c->b[k] = q;
+            ok = ok && q;
+        }
+        if (!ok) return false;
+        c->cap = nc;
+    }
+    const uint8_t *src[4] = {zs->steps2x, zs->seg, zs->tax, zs->medial};
+    for (size_t i = 0; i < n; i++) {
+        c->scc[i] = zs->scc[idx[i]];
+        c->clr2d[i] = zs->clr2d[idx[i]];
+        for (int k = 0; k < 4; k++) c->b[k][i] = src[k][idx[i]];
+    }
+    return true;
+}
+
 static int write_spn_zone(const nm_bnvf_zone_src *zs, const nm_bgrd_write_opts *tiling, int level,
                           nm_buf *out, uint32_t *tile_count, nm_error *err)
 {
@@ -672,43 +733,39 @@ static int write_spn_zone(const nm_bnvf_zone_src *zs, const nm_bgrd_write_opts *
     int rc = nm_bgrd_zone_tiling(gz, tiling, NULL, &tc, err);
     if (rc) return rc;
     *tile_count = tc;
+    const nm_grid_tiles *et = gz->tiles;
+    int32_t T = tiling && tiling->tile_cells > 0 ? tiling->tile_cells : NM_BGRD_TILE_CELLS;
+    int32_t A = tiling && tiling->apron_cells != 0 ? (tiling->apron_cells < 0 ? 0 : tiling->apron_cells)
+                                                   : NM_BGRD_APRON_CELLS;
+    if (et && (et->count != tc || level != NM_GRID_LEVEL || T != NM_BGRD_TILE_CELLS || A != NM_BGRD_APRON_CELLS))
+        return nm_fail(err, NM_ERR_ARG, "BNVF: zone '%s': encoded tiles need the default tiling and level", gz->name);
     nm_bgrd_tile *tiles = (nm_bgrd_tile *)nm_calloc(tc ? tc : 1, sizeof *tiles);
     nm_grid_rec *recs = NULL;
     uint32_t *idx = NULL;
     size_t cap = 0, n = 0;
-    nm_buf col[6];
-    memset(col, 0, sizeof col);
+    spn_cols cols;
+    memset(&cols, 0, sizeof cols);
     if (!tiles) return nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
     if ((rc = nm_bgrd_zone_tiling(gz, tiling, tiles, &tc, err))) goto done;
     size_t block = out->size;
     nm_buf_zeros(out, (size_t)tc * 16);
     for (uint32_t t = 0; t < tc; t++) {
-        if ((rc = nm_bgrd_gather_tile(gz, &tiles[t], &recs, &idx, &cap, &n, err))) goto done;
         size_t at = out->size;
-        nm_buf_varint(out, n);
-        if (n) {
-            int64_t prev = 0;
-            for (int k = 0; k < 6; k++) col[k].size = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t r = idx[i];
-                if (zs->clr2d[r] > gz->recs[r].clr) {
-                    rc = nm_fail(err, NM_ERR_ARG, "BNVF: zone '%s': record %u: clr2d %u > clr %u", gz->name, r,
-                                 zs->clr2d[r], gz->recs[r].clr);
-                    goto done;
-                }
-                nm_buf_varint(&col[0], nm_zig((int64_t)zs->scc[r] - prev));
-                prev = zs->scc[r];
-                nm_buf_u8(&col[1], zs->steps2x[r]);
-                nm_buf_u8(&col[2], zs->seg[r]);
-                nm_buf_u8(&col[3], zs->tax[r]);
-                nm_buf_varint(&col[4], zs->clr2d[r]);
-                nm_buf_u8(&col[5], zs->medial[r]);
+        if (et) { /* encoded by the bake: copied as it is */
+            n = et->records[t];
+            nm_buf_bytes(out, et->fields[t].p, et->fields[t].size);
+        } else {
+            if ((rc = nm_bgrd_gather_tile(gz, &tiles[t], &recs, &idx, &cap, &n, err))) goto done;
+            if (!spn_gather(zs, idx, n, &cols)) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
+                goto done;
             }
-            for (int k = 0; k < 6 && !rc; k++) {
-                if (col[k].oom) rc = nm_fail(err, NM_ERR_NOMEM, "BNVF: out of memory");
-                else rc = nm_stream_encode(out, col[k].p, col[k].size, level, err);
+            rc = nm_bnvf_encode_spn_tile(recs, cols.scc, cols.b[0], cols.b[1], cols.b[2], cols.clr2d, cols.b[3], n,
+                                         level, out, err);
+            if (rc) {
+                nm_error_prefix(err, "BNVF: zone '%s': tile %u", gz->name, t);
+                goto done;
             }
-            if (rc) goto done;
         }
         size_t p = block + (size_t)t * 16;
         nm_buf_put_u32(out, p, (uint32_t)n);
@@ -716,7 +773,9 @@ static int write_spn_zone(const nm_bnvf_zone_src *zs, const nm_bgrd_write_opts *
         nm_buf_put_u32(out, p + 12, (uint32_t)(out->size - at));
     }
 done:
-    for (int k = 0; k < 6; k++) nm_buf_free(&col[k]);
+    nm_free(cols.scc);
+    nm_free(cols.clr2d);
+    for (int k = 0; k < 4; k++) nm_free(cols.b[k]);
     nm_free(tiles);
     nm_free(recs);
     nm_free(idx);

@@ -1116,6 +1116,8 @@ static uint64_t residual_cost(const uint64_t *res, size_t m)
 typedef struct enc_tmp {
     uint32_t *first, *cells, *val[NM_BGRD_FIELDS], *dict, *col, *tag, *alt;
     uint64_t *res_up, *res_dn;
+    uint32_t *x;             /* per cell: its column */
+    uint32_t *lcell, *lstart; /* per layer l: the cells with more than l layers, lcell[lstart[l] ..) */
 } enc_tmp;
 
 static void enc_tmp_free(enc_tmp *t)
@@ -1129,6 +1131,9 @@ static void enc_tmp_free(enc_tmp *t)
     nm_free(t->alt);
     nm_free(t->res_up);
     nm_free(t->res_dn);
+    nm_free(t->x);
+    nm_free(t->lcell);
+    nm_free(t->lstart);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -1140,17 +1145,15 @@ static int cmp_u32(const void *a, const void *b)
 /* Residuals of (field f, layer l) under one predictor, over the cells with more than l layers.
  * For height (f = 0) a Fill record takes its prediction as value (residual 0); that value is
  * written to fillv so the chosen predictor's values can be kept. */
-static size_t residuals(const enc_tmp *t, uint32_t ncell, int32_t nx, uint32_t f, uint32_t l,
-                        bool down, const nm_grid_rec *recs, uint32_t pass, uint64_t *res,
-                        uint32_t *fillv)
+static size_t residuals(const enc_tmp *t, uint32_t f, uint32_t l, bool down, const nm_grid_rec *recs,
+                        uint32_t pass, uint64_t *res, uint32_t *fillv)
 {
     size_t m = 0;
     const uint32_t *v = t->val[f];
-    for (uint32_t i = 0; i < ncell; i++) {
-        uint32_t k = t->first[i + 1] - t->first[i];
-        if (k <= l) continue;
+    for (uint32_t q = t->lstart[l]; q < t->lstart[l + 1]; q++) {
+        uint32_t i = t->lcell[q];
         uint32_t r = t->first[i] + l;
-        uint32_t x = t->cells[i] % (uint32_t)nx;
+        uint32_t x = t->x[i];
         int64_t pred = down ? (int64_t)v[r - 1] : (t->tag[x] == pass ? (int64_t)t->col[x] : 0);
         uint32_t value = v[r];
         if (f == 0 && (recs[r].flags & NM_GRID_FILL)) {
@@ -1226,6 +1229,28 @@ int nm_bgrd_encode_tile(const nm_grid_rec *recs, size_t n, int32_t nx, int32_t n
         for (uint32_t i = 0; i < ncell; i++)
             if (t.first[i + 1] - t.first[i] > kmax) kmax = t.first[i + 1] - t.first[i];
     }
+    /* the column of each cell and, per layer, the cells that have it (each (field, layer) pass
+     * walks only those: most cells have one layer) */
+    t.x = (uint32_t *)nm_malloc(((size_t)ncell + 1) * sizeof *t.x);
+    t.lcell = (uint32_t *)nm_malloc(n * sizeof *t.lcell);
+    t.lstart = (uint32_t *)nm_malloc(((size_t)kmax + 1) * sizeof *t.lstart);
+    if (!t.x || !t.lcell || !t.lstart) ENC_FAIL(NM_ERR_NOMEM, "BGRD: out of memory");
+    {
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < ncell; i++) {
+            t.x[i] = t.cells[i] % (uint32_t)nx;
+            t.lcell[m++] = i;
+        }
+        t.lstart[0] = 0;
+        for (uint32_t l = 1; l <= kmax; l++) {
+            t.lstart[l] = m;
+            if (l == kmax) break;
+            for (uint32_t q = t.lstart[l - 1]; q < t.lstart[l]; q++) {
+                uint32_t i = t.lcell[q];
+                if (t.first[i + 1] - t.first[i] > l) t.lcell[m++] = i;
+            }
+        }
+    }
     /* hmin over the real heights (Fill records have none); q = round(64 (h - hmin)). */
     float hmin = 0.0f;
     bool any = false;
@@ -1246,19 +1271,37 @@ int nm_bgrd_encode_tile(const nm_grid_rec *recs, size_t n, int32_t nx, int32_t n
                      (double)recs[i].h, (double)hmin);
         t.val[0][i] = (uint32_t)q;
     }
-    /* Region dictionary: the tile's distinct rids, ascending. */
-    for (size_t i = 0; i < n; i++) t.dict[i] = recs[i].rid;
-    qsort(t.dict, n, sizeof *t.dict, cmp_u32);
-    uint32_t regions = 0;
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || t.dict[i] != t.dict[i - 1]) t.dict[regions++] = t.dict[i];
-    for (size_t i = 0; i < n; i++) {
-        uint32_t lo = 0, hi = regions;
-        while (hi - lo > 1) {
-            uint32_t mid = (lo + hi) / 2;
-            if (t.dict[mid] <= recs[i].rid) lo = mid; else hi = mid;
+    /* Region dictionary: the tile's distinct rids, ascending. A rid equal to one of the last
+     * few seen is not listed again (a tile holds a handful of regions: the sort of one rid per
+     * record was a tenth of the tile encoding); the sort and the dedup below give the same list. */
+    size_t nd = 1;
+    t.dict[0] = recs[0].rid;
+    {
+        uint32_t seen[4] = {recs[0].rid, recs[0].rid, recs[0].rid, recs[0].rid}; /* all listed */
+        unsigned at = 0;
+        for (size_t i = 1; i < n; i++) {
+            uint32_t r = recs[i].rid;
+            if (r == seen[0] || r == seen[1] || r == seen[2] || r == seen[3]) continue;
+            seen[at++ & 3] = r;
+            t.dict[nd++] = r;
         }
-        t.val[1][i] = lo;
+    }
+    qsort(t.dict, nd, sizeof *t.dict, cmp_u32);
+    uint32_t regions = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (i == 0 || t.dict[i] != t.dict[i - 1]) t.dict[regions++] = t.dict[i];
+    uint32_t last_rid = t.dict[0], last_at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].rid != last_rid) {
+            uint32_t lo = 0, hi = regions;
+            while (hi - lo > 1) {
+                uint32_t mid = (lo + hi) / 2;
+                if (t.dict[mid] <= recs[i].rid) lo = mid; else hi = mid;
+            }
+            last_rid = recs[i].rid;
+            last_at = lo;
+        }
+        t.val[1][i] = last_at;
         t.val[2][i] = recs[i].clr;
         t.val[3][i] = recs[i].flags;
         t.val[4][i] = recs[i].steps;
@@ -1276,19 +1319,17 @@ int nm_bgrd_encode_tile(const nm_grid_rec *recs, size_t n, int32_t nx, int32_t n
     uint32_t pass = 0;
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++)
         for (uint32_t l = 0; l < kmax; l++) {
-            size_t m = residuals(&t, ncell, nx, f, l, false, recs, ++pass, t.res_up, t.val[0]);
+            size_t m = residuals(&t, f, l, false, recs, ++pass, t.res_up, t.val[0]);
             bool down = false;
             if (l > 0) {
                 /* Fill heights from the Up pass are provisional: Down computes its own into alt. */
-                size_t md = residuals(&t, ncell, nx, f, l, true, recs, ++pass, t.res_dn, t.alt);
-                (void)md;
+                (void)residuals(&t, f, l, true, recs, ++pass, t.res_dn, t.alt);
                 down = residual_cost(t.res_dn, m) < residual_cost(t.res_up, m);
                 if (down && f == 0)
-                    for (uint32_t i = 0; i < ncell; i++)
-                        if (t.first[i + 1] - t.first[i] > l) {
-                            uint32_t r = t.first[i] + l;
-                            if (recs[r].flags & NM_GRID_FILL) t.val[0][r] = t.alt[r];
-                        }
+                    for (uint32_t q = t.lstart[l]; q < t.lstart[l + 1]; q++) {
+                        uint32_t r = t.first[t.lcell[q]] + l;
+                        if (recs[r].flags & NM_GRID_FILL) t.val[0][r] = t.alt[r];
+                    }
             }
             select[f * kmax + l] = down ? NM_BGRD_PRED_DOWN : NM_BGRD_PRED_UP;
             const uint64_t *res = down ? t.res_dn : t.res_up;
@@ -1342,6 +1383,35 @@ static int encode_one(void *ctx, size_t k)
     return rc;
 }
 
+/* The tc tiles of one zone encoded on `workers` threads: *bufs and *records (per tile) are
+ * the caller's to free (each buffer too), also on error. */
+static int encode_zone(const nm_grid_zone_src *z, const nm_bgrd_tile *tiles, uint32_t tc, int level,
+                       int workers, nm_buf **bufs, uint32_t **records, nm_error *err)
+{
+    enc_job j = {z, tiles, NULL, NULL, level, NULL};
+    j.bufs = (nm_buf *)nm_calloc(tc, sizeof *j.bufs);
+    j.records = (uint32_t *)nm_calloc(tc, sizeof *j.records);
+    j.errs = (nm_error *)nm_calloc(tc, sizeof *j.errs);
+    *bufs = j.bufs;
+    *records = j.records;
+    int rc = NM_OK;
+    if (!j.bufs || !j.records || !j.errs) {
+        rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+    } else {
+        int w = workers < 1 ? 1 : workers > NM_WORKER_LIMIT ? NM_WORKER_LIMIT : workers;
+        rc = nm_parallel_chunks(tc, w, encode_one, &j);
+        if (rc) {
+            for (uint32_t k = 0; k < tc; k++)
+                if (j.errs[k].code) {
+                    if (err) *err = j.errs[k];
+                    break;
+                }
+        }
+    }
+    nm_free(j.errs);
+    return rc;
+}
+
 int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
                   const nm_bgrd_write_opts *opts, nm_buf *out, nm_error *err)
 {
@@ -1368,11 +1438,16 @@ int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
     }
     for (uint32_t z = 0; z < zone_count; z++) {
         const nm_grid_zone_src *s = &zones[z];
-        if (!s->name || (!s->cell_start && (int64_t)s->w * s->h > 0)) {
+        if (!s->name || (!s->cell_start && !s->tiles && (int64_t)s->w * s->h > 0)) {
             rc = nm_fail(err, NM_ERR_ARG, "BGRD: zone %u: no name or no records", z);
             goto done;
         }
         if ((rc = nm_bgrd_zone_tiling(s, opts, NULL, &counts[z], err))) goto done;
+        if (s->tiles && (s->tiles->count != counts[z] || T != NM_BGRD_TILE_CELLS || A != NM_BGRD_APRON_CELLS ||
+                         level != NM_GRID_LEVEL)) {
+            rc = nm_fail(err, NM_ERR_ARG, "BGRD: zone '%s': encoded tiles need the default tiling and level", s->name);
+            goto done;
+        }
         tiles[z] = (nm_bgrd_tile *)nm_calloc(counts[z] ? counts[z] : 1, sizeof **tiles);
         if (!tiles[z]) {
             rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
@@ -1393,36 +1468,28 @@ int nm_bgrd_write(const nm_grid_zone_src *zones, uint32_t zone_count,
     for (uint32_t z = 0; z < zone_count && !rc; z++) {
         uint32_t tc = counts[z];
         if (!tc) continue;
-        enc_job j = {&zones[z], tiles[z], NULL, NULL, level, NULL};
-        j.bufs = (nm_buf *)nm_calloc(tc, sizeof *j.bufs);
-        j.records = (uint32_t *)nm_calloc(tc, sizeof *j.records);
-        j.errs = (nm_error *)nm_calloc(tc, sizeof *j.errs);
-        if (!j.bufs || !j.records || !j.errs) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
+        nm_buf *bufs = NULL;
+        uint32_t *records = NULL;
+        if (zones[z].tiles) { /* encoded by the bake: copied as they are */
+            bufs = zones[z].tiles->grid;
+            records = zones[z].tiles->records;
         } else {
-            int w = workers < 1 ? 1 : workers > NM_WORKER_LIMIT ? NM_WORKER_LIMIT : workers;
-            rc = nm_parallel_chunks(tc, w, encode_one, &j);
-            if (rc) {
-                for (uint32_t k = 0; k < tc; k++)
-                    if (j.errs[k].code) {
-                        if (err) *err = j.errs[k];
-                        break;
-                    }
-            }
-            for (uint32_t k = 0; k < tc && !rc; k++) {
-                nm_bgrd_tile *e = &tiles[z][k];
-                e->offset = out->size - base;
-                e->len = (uint32_t)j.bufs[k].size;
-                e->records = j.records[k];
-                if (j.bufs[k].size > UINT32_MAX) rc = nm_fail(err, NM_ERR_ARG, "BGRD: tile too large");
-                nm_buf_bytes(out, j.bufs[k].p, j.bufs[k].size);
-            }
+            rc = encode_zone(&zones[z], tiles[z], tc, level, workers, &bufs, &records, err);
         }
-        if (j.bufs)
-            for (uint32_t k = 0; k < tc; k++) nm_buf_free(&j.bufs[k]);
-        nm_free(j.bufs);
-        nm_free(j.records);
-        nm_free(j.errs);
+        for (uint32_t k = 0; k < tc && !rc; k++) {
+            nm_bgrd_tile *e = &tiles[z][k];
+            e->offset = out->size - base;
+            e->len = (uint32_t)bufs[k].size;
+            e->records = records[k];
+            if (bufs[k].size > UINT32_MAX) rc = nm_fail(err, NM_ERR_ARG, "BGRD: tile too large");
+            nm_buf_bytes(out, bufs[k].p, bufs[k].size);
+        }
+        if (!zones[z].tiles) {
+            if (bufs)
+                for (uint32_t k = 0; k < tc; k++) nm_buf_free(&bufs[k]);
+            nm_free(bufs);
+            nm_free(records);
+        }
         if (rc || out->oom) break;
         /* Fill in the directory now that offsets are known. */
         for (uint32_t k = 0; k < tc; k++) {

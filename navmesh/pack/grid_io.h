@@ -283,7 +283,8 @@ int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy
  * The rectangle's corner is global cell (llround(x0/kCS), llround(y0/kCS)) and it is w x h cells;
  * zone-local cell (x, y) has index y*w + x and records recs[cell_start[i] .. cell_start[i+1]),
  * sorted by nm_grid_layer_cmp (their .cell is ignored). cell_start has w*h + 1 entries (4 bytes
- * a cell: a bake of a huge zone may instead encode tiles itself with nm_bgrd_encode_tile). */
+ * a cell: a bake of a huge zone instead encodes its tiles itself and hands them over as tiles). */
+typedef struct nm_grid_tiles nm_grid_tiles;
 typedef struct nm_grid_zone_src {
     const char *name;
     double x0, y0;               /* zone origin, px */
@@ -291,7 +292,21 @@ typedef struct nm_grid_zone_src {
     uint32_t global_regions;     /* every rid must be <= this */
     const uint32_t *cell_start;
     const nm_grid_rec *recs;
+    const nm_grid_tiles *tiles;  /* not NULL: the zone's tiles already encoded (then cell_start,
+                                    recs and the BNVF columns are not read) */
 } nm_grid_zone_src;
+
+/* A zone's tiles encoded by their producer (the bake, which never holds the whole zone's records):
+ * for every tile of the default tiling (NM_BGRD_TILE_CELLS, NM_BGRD_APRON_CELLS, row-major) its
+ * record count, its BGRD payload (nm_bgrd_encode_tile at NM_GRID_LEVEL) and its FSPN tile
+ * (nm_bnvf_encode_spn_tile). The writers copy them as they are: the bytes equal those the writers
+ * would encode from the whole zone's records (tested). */
+struct nm_grid_tiles {
+    uint32_t count;
+    uint32_t *records;           /* per tile */
+    nm_buf *grid;                /* per tile: BGRD payload */
+    nm_buf *fields;              /* per tile: FSPN tile */
+};
 
 /* Default libdeflate level of the grid and sidecar streams: level 9 bakes the demo town 3x faster
  * than 12 for 7% more bytes (0.103 vs 0.096 bytes per record); the readers do not care. */
@@ -509,6 +524,14 @@ typedef struct nm_bnvf_write_src {
 
 int nm_bnvf_write(const nm_bnvf_write_src *src, const nm_bgrd_write_opts *tiling, nm_buf *out,
                   nm_error *err);
+
+/* One FSPN tile (旁包): the record count as a varint, then, when not 0, the six columns as zlib
+ * streams at `level` (scc as zigzag deltas, steps2x, seg, tax, clr2d as varints, medial), appended
+ * to out. recs and the columns are the tile's records in tile order (recs gives clr only: clr2d
+ * must not exceed it; NM_ERR_ARG naming the tile record otherwise). */
+int nm_bnvf_encode_spn_tile(const nm_grid_rec *recs, const uint32_t *scc, const uint8_t *steps2x,
+                            const uint8_t *seg, const uint8_t *tax, const uint16_t *clr2d,
+                            const uint8_t *medial, size_t n, int level, nm_buf *out, nm_error *err);
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,7 @@ void bake_grid0(const nm_pack *loaded, int workers, nm_bake_grid_zone *z)
     nm_error err = {0};
     nm_zone_clean *zc = NULL;
     cr_assert_eq(nm_zone_clean_build_at(loaded, 0, workers, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = workers};
+    nm_bake_grid_opts o = {.workers = workers, .keep_records = true};
     cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, z, &err), NM_OK, "%s", err.msg);
     nm_zone_clean_free(zc);
 }

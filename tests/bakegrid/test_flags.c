@@ -400,6 +400,46 @@ Test(bakegrid, stairs_step_bits_one_way)
 }
 
 /* ---- BGRD / BNVF round trip ------------------------------------------------------------------ */
+/* The bake encodes each tile from its own records (the whole zone's record table never exists);
+ * the writers' own encoding from the whole zone's records (keep_records) gives the same bytes,
+ * BGRD and BNVF, on a zone of several tiles with Ghost and Fill records, at 1 and 4 workers. */
+Test(bakegrid, tiles_encoded_in_the_bake_equal_the_whole_zone_writers)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, -20, -10, 180, 150, 0.0, 5.0, 30, 30, 50, 40);
+    mesh_group(&b, "deck");
+    mesh_rect(&b, 60, 0, 70, 120, 4.0, 1.0, 64, 50, 65, 51); /* 1 px hole: Ghost / Fill records */
+    mesh_group(&b, "ramp");
+    mesh_quad4(&b, 120, 20, 140, 30, 0.0, 2.0, 2.0, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    for (int wk = 1; wk <= 4; wk += 3) {
+        nm_bake_grid_zone z;
+        bake_grid0(&p, wk, &z);
+        cr_assert_gt(z.tiles.count, 1, "several tiles");
+        cr_assert_gt(z.stats.ghosts, 0, "Ghost records");
+        cr_assert_gt(z.stats.fills, 0, "Fill records");
+        nm_error err = {0};
+        nm_buf bg[2] = {{0}}, bf[2] = {{0}};
+        for (int whole = 0; whole < 2; whole++) {
+            uint32_t keep = z.tiles.count;
+            if (whole) z.tiles.count = 0; /* the same zone without its encoded tiles */
+            cr_assert_eq(nm_bake_grid_write_bgrd(&z, 1, wk, &bg[whole], &err), NM_OK, "%s", err.msg);
+            cr_assert_eq(nm_bake_grid_write_bnvf(&z, 1, 0x1234, 0x5678, wk, &bf[whole], &err), NM_OK, "%s", err.msg);
+            z.tiles.count = keep;
+        }
+        cr_assert_eq(bg[0].size, bg[1].size, "BGRD %zu vs %zu bytes", bg[0].size, bg[1].size);
+        cr_assert_eq(memcmp(bg[0].p, bg[1].p, bg[0].size), 0, "BGRD bytes");
+        cr_assert_eq(bf[0].size, bf[1].size, "BNVF %zu vs %zu bytes", bf[0].size, bf[1].size);
+        cr_assert_eq(memcmp(bf[0].p, bf[1].p, bf[0].size), 0, "BNVF bytes");
+        for (int k = 0; k < 2; k++) { nm_buf_free(&bg[k]); nm_buf_free(&bf[k]); }
+        nm_bake_grid_zone_free(&z);
+    }
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
 Test(bakegrid, tiles_read_back_exactly)
 {
     sb b = {0};
@@ -495,7 +535,7 @@ Test(bakegrid, workers_same_records)
     nm_error err = {0};
     nm_zone_clean *zc = NULL;
     cr_assert_eq(nm_zone_clean_build_at(&p, 0, 2, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 2, .band_cells = 3000};
+    nm_bake_grid_opts o = {.workers = 2, .band_cells = 3000, .keep_records = true};
     nm_bake_grid_zone zb;
     cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &zb, &err), NM_OK, "%s", err.msg);
     cr_assert_lt(3000 / zb.w * 4, zb.h, "several bands");

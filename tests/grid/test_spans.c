@@ -124,6 +124,9 @@ Test(spans, pack_sorts_by_cell_then_height_and_rank_lookup_matches_direct_table)
             uint32_t f;
             cr_assert_eq(nm_span_cell_spans(&t, c, &f), e - k);
             cr_assert_eq(f, k);
+            /* and back: the cell of an occupied index, the next occupied cell */
+            cr_assert_eq(nm_span_occupied_cell(&t, (uint32_t)occ), c, "occupied %lld", (long long)occ);
+            if (occ) cr_assert_eq(nm_span_next_occupied(&t, t.sp_cell[k - 1]), c, "after cell %u", t.sp_cell[k - 1]);
             occ++;
         } else {
             cr_assert_eq(nm_span_cell_index(&t, c), -1, "cell %u", c);
@@ -307,6 +310,9 @@ Test(regions, many_chunks_and_workers_give_the_flood_fills_regions)
     uint32_t *want = malloc(t.nspans * sizeof *want), *got = malloc(t.nspans * sizeof *got);
     uint32_t nw = label_flood(&t, want);
     cr_assert_gt(nw, 10, "a winding set of regions");
+    /* LabelRegions takes cells from the occupancy index: a bake frees sp_cell before it */
+    uint32_t *sp_cell = t.sp_cell;
+    t.sp_cell = NULL;
     for (int workers = 1; workers <= 4; workers += 3) {
         uint32_t ng = 0;
         nm_error err = {0};
@@ -315,6 +321,7 @@ Test(regions, many_chunks_and_workers_give_the_flood_fills_regions)
         for (uint32_t k = 0; k < t.nspans; k++)
             cr_assert_eq(got[k], want[k], "workers %d, span %u", workers, k);
     }
+    t.sp_cell = sp_cell;
     free(want);
     free(got);
     nm_span_table_free(&t);
