@@ -605,7 +605,7 @@ static double crack_row_step(bool face)
     nm_error err = {0};
     nm_zone_clean *zc = NULL;
     cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? rise_face : NULL};
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? rise_face : NULL, .keep_records = true};
     nm_bake_grid_zone z;
     cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
     nm_zone_clean_free(zc);
