@@ -741,32 +741,91 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
 }
 
 /* ---- linked check ---------------------------------------------------------------------------- */
+/* The linked check is a flood by row runs: a run is a maximal stretch of one row in the mask not
+ * yet reached; it is marked when found and queued by its first cell, and its two neighbouring
+ * rows are scanned from one cell left of it to one cell right (8-connected). Only whether `to`
+ * is reached matters, so the visiting order is free; the mask is read row-wise (a per-cell
+ * breadth-first flood was 160 ms on a 8.9 M-cell window, a tenth of that window's SpanAstar).
+ * seen: bit 0 reached, bit 1 a link starts in the cell, bit 2 the last cell of a queued run. */
+enum { LK_SEEN = 1, LK_LINK = 2, LK_END = 4 };
+
+typedef struct flood {
+    const nm_mask *m;
+    uint8_t *seen;
+    uint32_t *queue, tail;
+    uint32_t nx, to;
+} flood;
+
+static inline bool flood_open(const flood *f, uint32_t c)
+{
+    return !(f->seen[c] & LK_SEEN) && nm_mask_in(f->m, c);
+}
+
+/* Marks and queues the run of row j through column i (i open); true when it holds `to`. *end:
+ * its last column. */
+static bool flood_run(flood *f, uint32_t j, uint32_t i, uint32_t *end)
+{
+    const uint32_t row = j * f->nx;
+    uint32_t a = i, b = i;
+    while (a > 0 && flood_open(f, row + a - 1))
+        a--;
+    while (b + 1 < f->nx && flood_open(f, row + b + 1))
+        b++;
+    for (uint32_t x = a; x <= b; x++)
+        f->seen[row + x] |= LK_SEEN;
+    f->seen[row + b] |= LK_END;
+    f->queue[f->tail++] = row + a;
+    *end = b;
+    return f->to >= row + a && f->to <= row + b;
+}
+
+/* The open runs of row j meeting columns [a, b]. */
+static bool flood_row(flood *f, uint32_t j, uint32_t a, uint32_t b)
+{
+    const uint32_t row = j * f->nx;
+    for (uint32_t x = a; x <= b; x++)
+        if (flood_open(f, row + x) && flood_run(f, j, x, &x))
+            return true; /* else x is the run's end: the next cell is closed */
+    return false;
+}
+
 bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
 {
-    memset(s->seen, 0, s->ncell);
-    uint32_t head = 0, tail = 0;
-    s->queue[tail++] = from;
-    s->seen[from] = 1;
-    while (head < tail) {
-        uint32_t c = s->queue[head++];
-        if (c == to)
+    if (from == to)
+        return true;
+    flood f = {m, s->seen, s->queue, 0, s->nx, to};
+    const uint32_t nx = s->nx, ny = s->ny;
+    memset(f.seen, 0, s->ncell);
+    for (uint32_t l = 0; l < s->w->nlinks; l++)
+        f.seen[s->w->links[l].from_cell] |= LK_LINK;
+    /* the start is reached even outside the mask: a run of its own cell, and its row
+     * neighbours' runs */
+    f.seen[from] |= LK_SEEN | LK_END;
+    f.queue[f.tail++] = from;
+    const uint32_t fi = from % nx, fj = from / nx;
+    uint32_t end;
+    if ((fi > 0 && flood_open(&f, from - 1) && flood_run(&f, fj, fi - 1, &end)) ||
+        (fi + 1 < nx && flood_open(&f, from + 1) && flood_run(&f, fj, fi + 1, &end)))
+        return true;
+    for (uint32_t head = 0; head < f.tail; head++) {
+        const uint32_t c0 = f.queue[head], j = c0 / nx, a = c0 % nx;
+        uint32_t b = a;
+        while (!(f.seen[c0 + (b - a)] & LK_END))
+            b++;
+        const uint32_t lo = a > 0 ? a - 1 : 0, hi = b + 1 < nx ? b + 1 : b;
+        if ((j > 0 && flood_row(&f, j - 1, lo, hi)) || (j + 1 < ny && flood_row(&f, j + 1, lo, hi)))
             return true;
-        for (int d = 0; d < 8; d++) {
-            uint32_t v;
-            if (step_cell(s, c, k_dx[d], k_dy[d], &v) && !s->seen[v] && nm_mask_in(m, v)) {
-                s->seen[v] = 1;
-                s->queue[tail++] = v;
-            }
-        }
-        uint32_t pos;
-        for (const nm_window_link *lk = first_link_from_cell(s, c, &pos); lk;
-             lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == c)
-                      ? &s->w->links[s->lk_bycell[pos]]
-                      : NULL) {
-            if (!s->seen[lk->to_cell] && nm_mask_in(m, lk->to_cell)) {
-                s->seen[lk->to_cell] = 1;
-                s->queue[tail++] = lk->to_cell;
-            }
+        for (uint32_t c = c0; c <= c0 + (b - a); c++) {
+            if (!(f.seen[c] & LK_LINK))
+                continue;
+            uint32_t pos;
+            for (const nm_window_link *lk = first_link_from_cell(s, c, &pos); lk;
+                 lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == c)
+                          ? &s->w->links[s->lk_bycell[pos]]
+                          : NULL)
+                if (flood_open(&f, lk->to_cell) &&
+                    flood_run(&f, lk->to_cell / nx, lk->to_cell % nx, &end))
+                    return true;
         }
     }
     return false;

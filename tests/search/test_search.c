@@ -945,3 +945,111 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
     free(okeys);
     nm_free(h.it);
 }
+
+/* ---- 连通检查: the flood by row runs ------------------------------------------------------------- */
+/* The reference: a breadth-first flood cell by cell, 8 neighbours and the links, the start
+ * reached even outside the mask. */
+static bool ref_linked(const nm_window *w, const nm_mask *m, uint32_t from, uint32_t to)
+{
+    const int nx = w->win.nx, ny = w->win.ny;
+    uint8_t *seen = calloc((size_t)(nx * ny), 1);
+    uint32_t *q = malloc((size_t)(nx * ny) * sizeof *q), head = 0, tail = 0;
+    q[tail++] = from;
+    seen[from] = 1;
+    bool found = false;
+    while (head < tail && !found) {
+        const uint32_t c = q[head++];
+        found = c == to;
+        const int i = (int)(c % (uint32_t)nx), j = (int)(c / (uint32_t)nx);
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                const int a = i + dx, b = j + dy;
+                if (a < 0 || b < 0 || a >= nx || b >= ny)
+                    continue;
+                const uint32_t v = (uint32_t)(b * nx + a);
+                if (!seen[v] && nm_mask_in(m, v)) {
+                    seen[v] = 1;
+                    q[tail++] = v;
+                }
+            }
+        for (uint32_t l = 0; l < w->nlinks; l++)
+            if (w->links[l].from_cell == c && !seen[w->links[l].to_cell] &&
+                nm_mask_in(m, w->links[l].to_cell)) {
+                seen[w->links[l].to_cell] = 1;
+                q[tail++] = w->links[l].to_cell;
+            }
+    }
+    free(seen);
+    free(q);
+    return found;
+}
+
+Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
+{
+    /* Random maps (walls at about the percolation density, so many pairs are cut), a random
+     * channel mask over them, a few links; every pair of 300 (from, to) per map, ends inside and
+     * outside the mask, against the reference. It fails when a run's neighbouring rows are
+     * scanned without the diagonal cell past either end, or a link out of a run is missed. */
+    enum { NX = 47, NY = 31 };
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    int linked = 0, cut = 0;
+    for (int map = 0; map < 40; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                rows[j][i] = (x >> 11) % 100 < 38u ? '#' : '.';
+            }
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, false), NM_OK);
+        uint8_t *lim = malloc(NX * NY);
+        for (int c = 0; c < NX * NY; c++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lim[c] = (uint8_t)((x >> 20) % 100 < 85u);
+        }
+        const int nl = map % 4 * 3;
+        w.links = calloc((size_t)nl + 1, sizeof *w.links);
+        for (int l = 0; l < nl; l++) {
+            uint32_t c[2];
+            for (int e = 0; e < 2; e++)
+                do {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    c[e] = (uint32_t)((x >> 16) % (NX * NY));
+                } while (!w.core[c[e]]);
+            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 0),
+                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 0), 5.0,
+                                          (uint32_t)l};
+        }
+        w.nlinks = (uint32_t)nl;
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        const nm_mask m = {w.core, map % 5 ? lim : NULL};
+        for (int k = 0; k < 300; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            const uint32_t a = (uint32_t)((x >> 8) % (NX * NY)), b = (uint32_t)((x >> 36) % (NX * NY));
+            const bool want = ref_linked(&w, &m, a, b);
+            cr_assert_eq(nm_search_linked(&s, &m, a, b), want, "map %d: (%u, %u) -> (%u, %u)", map,
+                         a % NX, a / NX, b % NX, b / NX);
+            linked += want;
+            cut += !want;
+        }
+        nm_search_ctx_free(&s);
+        free(lim);
+        fx_free(&w);
+    }
+    cr_assert_gt(linked, 1000);
+    cr_assert_gt(cut, 1000);
+}
