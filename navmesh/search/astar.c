@@ -173,6 +173,34 @@ static void want_huge_pages(void *p, size_t bytes)
 }
 
 /* ---- state ----------------------------------------------------------------------------------- */
+/* The work arrays of a context (walk and the link tables aside). */
+static int work_alloc(nm_sctx *s, size_t nn)
+{
+    s->node = nm_calloc(nn, sizeof *s->node);
+    want_huge_pages(s->node, nn * sizeof *s->node);
+    s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
+    s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
+    s->seen = nm_malloc(s->ncell);
+    s->touched = nm_malloc(nn * sizeof *s->touched);
+    s->ntouched = 0;
+    s->dirty = false; /* calloc: every state 0 */
+    s->heap.n = 0;
+    s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
+    s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
+    return s->node && s->closed && s->queue && s->seen && s->touched && s->heap.it ? NM_OK
+                                                                                    : NM_ERR_NOMEM;
+}
+
+static void work_free(nm_sctx *s)
+{
+    nm_free(s->node);
+    nm_free(s->closed);
+    nm_free(s->queue);
+    nm_free(s->seen);
+    nm_free(s->touched);
+    nm_free(s->heap.it);
+}
+
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -182,6 +210,7 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
                        "search: window: missing layers (core/lay/stepbits/sp_bits)");
     s->w = w;
     s->t = &w->spans;
+    s->gate = &w->gate;
     s->nx = (uint32_t)w->win.nx;
     s->ny = (uint32_t)w->win.ny;
     s->ncell = s->nx * s->ny;
@@ -196,17 +225,8 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
-    s->node = nm_calloc(nn, sizeof *s->node);
-    want_huge_pages(s->node, nn * sizeof *s->node);
-    s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
-    s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
-    s->seen = nm_malloc(s->ncell);
-    s->touched = nm_malloc(nn * sizeof *s->touched);
-    s->dirty = false; /* calloc: every state 0 */
-    s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
-    s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || !s->node || !s->closed ||
-        !s->queue || !s->seen || !s->touched || !s->heap.it) {
+    const int wrc = work_alloc(s, nn);
+    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
@@ -246,19 +266,30 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     return NM_OK;
 }
 
+int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err)
+{
+    *twin = *s;
+    twin->twin = true;
+    twin->stop = NULL;
+    twin->nnodes = s->nspans ? s->nspans : 1;
+    if (work_alloc(twin, twin->nnodes)) {
+        nm_search_ctx_free(twin);
+        return nm_fail(err, NM_ERR_NOMEM, "search: second search of %u cells: out of memory",
+                       s->ncell);
+    }
+    return NM_OK;
+}
+
 void nm_search_ctx_free(nm_sctx *s)
 {
-    nm_free(s->walk);
-    nm_free(s->lk_off);
-    nm_free(s->lk_idx);
-    nm_free(s->lk_bycell);
-    nm_free(s->lk_has);
-    nm_free(s->node);
-    nm_free(s->closed);
-    nm_free(s->queue);
-    nm_free(s->seen);
-    nm_free(s->touched);
-    nm_free(s->heap.it);
+    if (!s->twin) {
+        nm_free(s->walk);
+        nm_free(s->lk_off);
+        nm_free(s->lk_idx);
+        nm_free(s->lk_bycell);
+        nm_free(s->lk_has);
+    }
+    work_free(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -318,7 +349,7 @@ static inline bool rise_ok(const nm_sctx *s, int32_t i, int32_t j, int dx, int d
                            double hb)
 {
     return nm_grid_rise_gentle(ha, hb) ||
-           nm_grid_rise_ok(s->t, &s->w->gate, i, j, dx, dy, ha, hb);
+           nm_grid_rise_ok(s->t, s->gate, i, j, dx, dy, ha, hb);
 }
 
 bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, int dy, uint32_t v)
@@ -475,7 +506,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             }
         }
     uint32_t found = NM_SEARCH_NONE;
-    while (s->heap.n) {
+    for (uint32_t pops = 0; s->heap.n; pops++) {
+        if (s->stop && !(pops & 1023) && atomic_load_explicit(s->stop, memory_order_relaxed))
+            return 2; /* the caller no longer wants this result */
         /* one entry per open span: a lower g moved it up (its f = g + h with h fixed per span
          * only falls), so these are the pops of a heap with an entry per push minus the older
          * entries, which found their span closed */
