@@ -70,7 +70,6 @@ typedef struct nm_sctx {
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
     uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
                             searches test before reading lk_off, which misses the cache) */
-    bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
     nm_snode *node;  /* [nnodes], calloc'd: pages of spans no search reaches stay unbacked */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
