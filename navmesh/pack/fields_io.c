@@ -365,6 +365,16 @@ int nm_bnvf_merge_tile(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
                        const nm_grid_rec *recs, size_t n, nm_bytes scratch[6],
                        nm_span_fields *out, nm_error *err)
 {
+    size_t nout;
+    return nm_bnvf_merge_tile_kept(f, bgrd_zone, tile, recs, n, scratch, NULL, out, &nout, err);
+}
+
+int nm_bnvf_merge_tile_kept(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
+                            const nm_grid_rec *recs, size_t n, nm_bytes scratch[6],
+                            const nm_bnvf_keep *keep, nm_span_fields *out, size_t *nout,
+                            nm_error *err)
+{
+    *nout = 0;
     if (bgrd_zone >= f->bgrd_zone_count || f->zone_of_bgrd[bgrd_zone] < 0)
         return nm_fail(err, NM_ERR_ARG, "BNVF: no fields for grid zone %u", bgrd_zone);
     const nm_bnvf_zone *z = &f->zones[f->zone_of_bgrd[bgrd_zone]];
@@ -411,7 +421,11 @@ int nm_bnvf_merge_tile(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
             return nm_fail(err, NM_ERR_CORRUPT,
                            "BNVF: FSPN: zone '%s': tile %u: record %zu: clr2d %llu > clr %u", z->name, tile,
                            i, (unsigned long long)d, recs[i].clr);
-        nm_span_fields *o = &out[i];
+        if (keep) {
+            const int64_t lx = recs[i].cell % keep->tnx, ly = recs[i].cell / keep->tnx;
+            if (lx < keep->x0 || lx >= keep->x1 || ly < keep->y0 || ly >= keep->y1) continue;
+        }
+        nm_span_fields *o = &out[(*nout)++];
         o->scc = (uint32_t)scc;
         o->clr2 = (uint16_t)(recs[i].clr - d);
         uint8_t main = recs[i].steps, judged = (uint8_t)(scratch[1].p[i] ^ main), st = 0;

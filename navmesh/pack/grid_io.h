@@ -455,6 +455,21 @@ int nm_bnvf_merge_tile(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
                        const nm_grid_rec *recs, size_t n, nm_bytes scratch[6],
                        nm_span_fields *out, nm_error *err);
 
+/* The records of a tile in a rectangle of its cells: local column x0 <= cell % tnx < x1, row
+ * y0 <= cell / tnx < y1. */
+typedef struct nm_bnvf_keep {
+    uint32_t tnx;
+    int64_t x0, x1, y0, y1;
+} nm_bnvf_keep;
+
+/* nm_bnvf_merge_tile writing only the fields of the records `keep` holds, in record order, to
+ * out[0 .. *nout) (keep NULL: every record). The whole tile is decoded and checked as there; a
+ * window that needs a part of a tile holds the fields of that part only (建窗的内存). */
+int nm_bnvf_merge_tile_kept(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
+                            const nm_grid_rec *recs, size_t n, nm_bytes scratch[6],
+                            const nm_bnvf_keep *keep, nm_span_fields *out, size_t *nout,
+                            nm_error *err);
+
 /* One region's component DAG as CSR: components 1..n_scc; the edges of component c are
  * dst[row[c-1] .. row[c]). */
 typedef struct nm_bnvf_dag {

@@ -1597,6 +1597,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         bool have_orc = nm_sight_oracle_init(&orc, &w, &werr) == NM_OK;
         lc.view = (nm_sight_view){&w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
         nm_search_request sq = tier_search_request(q, &ps, &ch, &R, &w);
+        sq.workers = e->workers;
         sq.los = los_adapter;
         sq.los_ctx = &lc;
         nm_search_result sr;

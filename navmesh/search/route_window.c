@@ -7,6 +7,7 @@
 #include "search/search_internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -152,11 +153,11 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     const nm_window *w = s->w;
     const bool small = L->req->small;
     memset(r, 0, sizeof *r);
-    /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it. A path found
-     * on walk∧lim proves the link (its cells and links all lie in core∧lim), so with consistent
-     * link ends the whole-window flood runs only after the first SpanAstar fails: same answer. */
-    const bool late_linked = check_linked && s->links_consistent;
-    if (check_linked && !late_linked && !linked_check(L, lim, r))
+    /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it. First: a
+     * flood costs a few tens of ns a cell, while a SpanAstar that finds the ends unlinked pops
+     * every span it reaches (4.2 M pops on a 4.5 M-cell large-world window, twice a leg before the
+     * whole-window retry). */
+    if (check_linked && !linked_check(L, lim, r))
         return NM_OK;
     /* 2. both anchors in one cell: the start span, or the declared goal deck's span */
     if (L->e.start_cell == L->e.goal_cell) {
@@ -176,15 +177,6 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
         return rc;
-    if (rc != 1 && late_linked && !linked_check(L, lim, r)) {
-        nm_free(r->sp); /* the unlinked result as if the check had run first */
-        nm_free(r->via);
-        r->sp = NULL;
-        r->via = NULL;
-        r->n = 0;
-        r->cost = 0.0;
-        return NM_OK;
-    }
     if (rc != 1) {
         if (small) { /* 3. the small window's no-path may be cut by the window */
             r->esc = NM_SEARCH_ESC_WALK_NO_PATH;
@@ -711,15 +703,16 @@ static int access_channel(leg *L, nm_error *err)
     return NM_OK;
 }
 
-/* 拓扑层: the clearance price on limw; when the ends are unlinked there, every link's chains and
- * one retry; then (last tier) the whole window; then the baseline's path stands in. */
-static int topology(leg *L, nm_error *err)
+/* 拓扑层's solves: the clearance price on limw; when the ends are unlinked there, every link's
+ * chains and one retry; then (last tier) the whole window. *topo: the result (found or not). */
+static int topology_solve(leg *L, solve_res *topo_out, nm_error *err)
 {
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
     nm_search_result *o = L->out;
     const nm_search_price multw = {w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
     solve_res topo;
+    memset(topo_out, 0, sizeof *topo_out);
     L->topo_lim = L->limw;
     int rc = solve(L, L->limw, &multw, NULL, NULL, false, true, L->give_up, &topo, err);
     if (rc)
@@ -759,6 +752,17 @@ static int topology(leg *L, nm_error *err)
         if ((rc = solve(L, NULL, &multw, NULL, NULL, false, true, 0.0, &topo, err)))
             return rc;
     }
+    *topo_out = topo;
+    return NM_OK;
+}
+
+/* 拓扑层's path: the solve's, or the baseline's when it found none. Takes *topo. */
+static int topology_path(leg *L, solve_res *topo_in, nm_error *err)
+{
+    nm_search_result *o = L->out;
+    solve_res topo = *topo_in;
+    int rc;
+    memset(topo_in, 0, sizeof *topo_in);
     if (!topo.found) { /* the baseline's path stands in; the geometry layer does not run */
         o->warnings |= NM_SEARCH_WARN_TOPO_BASE;
         if ((rc = keep_mask(L, NULL, L->base_level == 1 ? 1 : 0, err)) ||
@@ -853,6 +857,132 @@ static void leg_free(leg *L)
     L->chan0 = L->limw = L->open = L->limg = L->solidc = NULL;
 }
 
+/* ---- the channel and the topology layer beside the baseline ------------------------------------
+ * They read the baseline only through the links and ledge drops of its path (their access chains
+ * join limw) and its cell-level fallback (which moves the anchors). So from the snap anchors on
+ * they run on a second thread as if the baseline's path had neither; when it has neither and
+ * stayed at the span level, theirs is the result the article's order gives, and it is taken;
+ * else it is dropped (the search told to stop) and they run after the baseline as before. Either
+ * way the result is the one-thread result. The fall gate's caches are shared: its calls take a
+ * lock while both run. */
+typedef struct ahead {
+    bool started;
+    leg L; /* a copy of the leg with its own search context, result and channel */
+    nm_search_result out;
+    solve_res topo;
+    nm_error err;
+    int rc;
+    atomic_int stop;
+    pthread_t th;
+    pthread_mutex_t gate_mu;
+    nm_fall_gate gate; /* the window's gate behind gate_mu */
+} ahead;
+
+static bool locked_gate(void *ctx, uint32_t a, double ha, uint32_t b, double hb)
+{
+    ahead *A = ctx;
+    const nm_fall_gate *g = &A->L.s.w->gate;
+    pthread_mutex_lock(&A->gate_mu);
+    const bool blocked = g->fn(g->ctx, a, ha, b, hb);
+    pthread_mutex_unlock(&A->gate_mu);
+    return blocked;
+}
+
+static void *ahead_main(void *p)
+{
+    ahead *A = p;
+    A->rc = access_channel(&A->L, &A->err);
+    if (!A->rc && A->out.status == NM_SEARCH_OK)
+        A->rc = topology_solve(&A->L, &A->topo, &A->err);
+    return NULL;
+}
+
+/* Starts the channel and the topology layer on a second thread when the window is worth it and
+ * the request allows two threads; anything refused leaves A not started (the one-thread order). */
+static void ahead_start(leg *L, ahead *A)
+{
+    memset(A, 0, sizeof *A);
+    const int workers = L->req->workers;
+    if (workers == 1 || (workers <= 0 && nm_workers_for(L->s.nspans, 0) < 2))
+        return; /* one thread asked for, or by default a small window or one core */
+    A->L = *L;
+    A->L.out = &A->out;
+    if (nm_search_ctx_twin(&A->L.s, &L->s, &A->err))
+        return;
+    atomic_init(&A->stop, 0);
+    A->L.s.stop = &A->stop;
+    const bool gated = L->s.w->gate.fn != NULL;
+    if (gated) {
+        pthread_mutex_init(&A->gate_mu, NULL);
+        A->gate = (nm_fall_gate){locked_gate, A};
+        L->s.gate = A->L.s.gate = &A->gate;
+    }
+    if (pthread_create(&A->th, NULL, ahead_main, A)) {
+        if (gated) {
+            L->s.gate = &L->s.w->gate;
+            pthread_mutex_destroy(&A->gate_mu);
+        }
+        nm_search_ctx_free(&A->L.s);
+        return;
+    }
+    A->started = true;
+}
+
+/* The baseline's path has no off-mesh link and no ledge drop, at the span level: the channel
+ * the second thread built is the one access_channel builds now. */
+static bool base_plain(const leg *L)
+{
+    const nm_search_path *b = &L->out->base;
+    if (L->base_level == 2)
+        return false;
+    for (uint32_t k = 1; k < b->n; k++)
+        if (b->link[k] || (double)b->h[k - 1] - (double)b->h[k] > NM_kClimb)
+            return false;
+    return true;
+}
+
+/* Joins the second thread; with `want`, takes its channel, warnings, escalation and topology
+ * solve into L and *topo (true), else drops them (false). */
+static bool ahead_finish(leg *L, ahead *A, bool want, solve_res *topo)
+{
+    memset(topo, 0, sizeof *topo);
+    if (!A->started)
+        return false;
+    if (!want)
+        atomic_store(&A->stop, 1);
+    pthread_join(A->th, NULL);
+    if (L->s.w->gate.fn) {
+        L->s.gate = &L->s.w->gate;
+        pthread_mutex_destroy(&A->gate_mu);
+    }
+    nm_search_ctx_free(&A->L.s);
+    const bool take = want && !A->rc;
+    if (take) {
+        nm_search_result *o = L->out;
+        L->chan0 = A->L.chan0;
+        L->limw = A->L.limw;
+        L->open = A->L.open;
+        L->aw = A->L.aw;
+        L->topo_lim = A->L.topo_lim;
+        o->link_open = A->out.link_open;
+        o->nlinks = A->out.nlinks;
+        o->access = A->out.access;
+        o->naccess = A->out.naccess;
+        o->warnings |= A->out.warnings;
+        if (A->out.status != NM_SEARCH_OK) {
+            o->status = A->out.status;
+            o->reason = A->out.reason;
+            memcpy(o->message, A->out.message, sizeof o->message);
+        }
+        *topo = A->topo;
+    } else {
+        leg_free(&A->L);
+        solve_res_free(&A->topo);
+        nm_search_result_free(&A->out);
+    }
+    return take;
+}
+
 /* routeWindow's searches in the article's order; 拓扑段 counts from routeWindow's entry (walk
  * mask included), 几何段 from the corridor. */
 static int run(leg *L, nm_error *err)
@@ -861,18 +991,31 @@ static int run(leg *L, nm_error *err)
     int rc;
     if ((rc = snap_anchors(L)) || o->status != NM_SEARCH_OK)
         return rc;
-    if ((rc = baseline(L, err)) || o->status != NM_SEARCH_OK)
+    ahead A;
+    ahead_start(L, &A);
+    rc = baseline(L, err);
+    const bool refuses = !L->req->small && nm_search_final_refuses(o);
+    solve_res topo;
+    const bool taken =
+        ahead_finish(L, &A, !rc && o->status == NM_SEARCH_OK && !refuses && base_plain(L), &topo);
+    if (rc || o->status != NM_SEARCH_OK)
         return rc;
-    if (!L->req->small && nm_search_final_refuses(o)) {
+    if (refuses) {
         /* a window that cannot escalate and an end beyond kSnapRadius or a goal cut off: the
          * channel's and the layers' paths would be thrown away */
         o->ms_topo = now_ms() - L->t0;
         end_checks(L);
         return NM_OK;
     }
-    if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
-        return rc;
-    if ((rc = topology(L, err)) || o->status != NM_SEARCH_OK)
+    if (!taken) {
+        if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
+            return rc;
+        if ((rc = topology_solve(L, &topo, err)))
+            return rc;
+    }
+    if (o->status != NM_SEARCH_OK) /* escalated in the channel or the topology layer */
+        return NM_OK;
+    if ((rc = topology_path(L, &topo, err)) || o->status != NM_SEARCH_OK)
         return rc;
     o->ms_topo = now_ms() - L->t0;
     if (!(o->warnings & NM_SEARCH_WARN_TOPO_BASE)) {

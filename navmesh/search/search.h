@@ -37,6 +37,9 @@ typedef struct nm_search_request {
                                  (small only); <= 0 means limit2 - (ds + dg)/kCS + 1 */
     nm_search_los_fn los; /* geometry-layer sight; NULL = no chords (cell steps only) */
     void *los_ctx;
+    int workers;          /* threads: with two or more the channel and the topology layer run
+                             beside the baseline (the result is the one-thread result); 0 = two
+                             on a window of 65536 spans or more when the machine has two cores */
     unsigned region_sides; /* window sides on the region rectangle (NM_SIDE_* of route.h: bit 0
                               x0, 1 y0, 2 x1, 3 y1): the corridor's outer-ring check skips them */
 } nm_search_request;

@@ -6,6 +6,8 @@
 
 #include "search.h"
 
+#include <stdatomic.h>
+
 #define NM_SEARCH_NONE UINT32_MAX
 #define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
 
@@ -68,7 +70,6 @@ typedef struct nm_sctx {
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
     uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
                             searches test before reading lk_off, which misses the cache) */
-    bool links_consistent; /* every link end's cell is its span's cell */
     /* search work arrays */
     nm_snode *node;  /* [nnodes], calloc'd: pages of spans no search reaches stay unbacked */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
@@ -81,11 +82,19 @@ typedef struct nm_sctx {
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
+    const nm_fall_gate *gate; /* RiseOk's fall gate: the window's, or a locked wrapper of it
+                                 while two searches run at once */
+    const atomic_int *stop;   /* set: SpanAstar gives up (a search whose result is not wanted) */
+    bool twin;                /* walk and the link tables belong to another context */
 } nm_sctx;
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
 
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
+/* A second context on the same window for a search on another thread: its own node records,
+ * closed bits, heap and flood arrays; walk and the link tables are s's (read only, s outlives
+ * it). */
+int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err);
 void nm_search_ctx_free(nm_sctx *s);
 
 /* Is the step (i, j) -> (i+dx, j+dy) forbidden by the window's step bits? */

@@ -453,70 +453,76 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
     if (bits >= 0) push_span(b->w, ns, c, r->h, (uint8_t)bits, r->rid == b->w->region ? f->scc : 0);
 }
 
-/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: a few at a
- * time (one per worker), each expanded into the raster layers right after it decodes (a cell's
- * records all come from its tile, in stored order, so the layers are the same in any tile order)
- * and kept only as its spans in the window (建窗的内存: whole tiles, apron and all, are held only
- * while they decode; the band of spans waits for the row order of the span vector). */
+/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: one at a
+ * time, each expanded into the raster layers right after it decodes (a cell's records all come
+ * from its tile, in stored order, so the layers are the same in any tile order) and kept only as
+ * its spans in the window. 建窗的内存: a whole tile, apron and all, is held only while it decodes,
+ * its sidecar fields only for its records inside the window (a tile is ~1.2 M cells with its
+ * apron, most of it outside a window at the window's edge), and one tile at a time (two decoding
+ * in parallel were up to 7.7 B a cell of a 3 M-cell window); the band of spans waits for the row
+ * order of the span vector. */
 static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_error *err)
 {
     wmem *m = b->m;
-    size_t group = (size_t)nm_workers_for((size_t)1 << 20, s->workers);
-    if (group < 1) group = 1;
-    if (group > 8) group = 8;
-    uint32_t ids[8];
-    nm_bgrd_tile_view vs[8];
-    size_t at[8];
-    size_t k = 0;
-    while (k < na) {
-        size_t q = 0;
-        for (; k < na && q < group; k++)
-            if (!s->t[act[k]].v.recs && !s->t[act[k]].fetched) {
-                at[q] = act[k];
-                ids[q++] = s->t[act[k]].id;
-            }
-        if (!q) continue;
-        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", ids[0]);
-        int rc = nm_bgrd_view_tiles(s->g, s->zone, ids, q, s->fields, NULL, s->workers, s->ws, vs, err);
+    for (size_t k = 0; k < na; k++) {
+        wtile *t = &s->t[act[k]];
+        if (t->v.recs || t->fetched) continue;
+        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", t->id);
+        if (!s->fields) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u: no sidecar fields", t->id);
+        nm_bgrd_tile_view v;
+        int rc = nm_bgrd_view_tiles(s->g, s->zone, &t->id, 1, NULL, NULL, s->workers, s->ws, &v, err);
         if (rc) {
             nm_error_prefix(err, "window step 3");
             return rc;
         }
-        for (size_t i = 0; i < q; i++) {
-            m->now += view_bytes(&vs[i]);
-            if (m->now > m->peak) m->peak = m->now;
+        const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
+        const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
+        const nm_bnvf_keep keep = {(uint32_t)t->tnx, lx0, lx1, ly0, ly1};
+        size_t nk = 0;
+        for (size_t r = 0; r < v.n; r++) {
+            const int64_t lx = v.own_recs[r].cell % t->tnx, ly = v.own_recs[r].cell / t->tnx;
+            nk += lx >= lx0 && lx < lx1 && ly >= ly0 && ly < ly1;
         }
-        for (size_t i = 0; i < q; i++) {
-            wtile *t = &s->t[at[i]];
-            nm_bgrd_tile_view *v = &vs[i];
-            const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
-            const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
-            /* the spans are written over the records already read (a span is no larger than a
-             * record, and span k comes from record r >= k), so no room beyond the tile's */
-            _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
-            unsigned char *slots = (unsigned char *)v->own_recs;
-            size_t nsp = 0;
-            for (size_t r = 0; r < v->n; r++) {
-                const nm_grid_rec rec = v->own_recs[r];
-                int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
-                if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
-                int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
-                size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
-                int bits = expand_cell(b, &rec, &v->fields[r], c, gx, gy);
-                if (bits < 0) continue;
-                wspan sp = {rec.cell, rec.h, rec.rid == b->w->region ? v->fields[r].scc : 0, (uint8_t)bits};
-                memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
-            }
-            const size_t vb = view_bytes(v);
-            void *p = nm_realloc(v->own_recs, (nsp ? nsp : 1) * sizeof(wspan));
-            t->sp = (wspan *)(p ? p : v->own_recs);
-            t->nsp = nsp;
-            t->fetched = true;
-            v->own_recs = NULL; /* now t->sp */
-            nm_bgrd_tile_view_free(v);
-            m->now -= vb <= m->now ? vb : m->now;
-            m->now += nsp * sizeof(wspan);
+        nm_span_fields *fl = nm_malloc((nk ? nk : 1) * sizeof *fl);
+        const size_t vb = v.n * sizeof(nm_grid_rec) + nk * sizeof *fl;
+        m->now += vb;
+        if (m->now > m->peak) m->peak = m->now;
+        size_t nf = 0;
+        rc = fl ? nm_bnvf_merge_tile_kept(s->fields, s->zone, t->id, v.own_recs, v.n, s->ws->scratch[0].fspn,
+                                          &keep, fl, &nf, err)
+                : nm_fail(err, NM_ERR_NOMEM, "window step 5: tile %u: out of memory for %zu fields", t->id, nk);
+        if (rc) {
+            nm_error_prefix(err, "window step 3");
+            nm_free(fl);
+            nm_bgrd_tile_view_free(&v);
+            return rc;
         }
+        /* the spans are written over the records already read (a span is no larger than a
+         * record, and span k comes from record r >= k), so no room beyond the tile's */
+        _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
+        unsigned char *slots = (unsigned char *)v.own_recs;
+        size_t nsp = 0, kf = 0;
+        for (size_t r = 0; r < v.n; r++) {
+            const nm_grid_rec rec = v.own_recs[r];
+            int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
+            if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
+            const nm_span_fields *f = &fl[kf++];
+            int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
+            size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
+            int bits = expand_cell(b, &rec, f, c, gx, gy);
+            if (bits < 0) continue;
+            wspan sp = {rec.cell, rec.h, rec.rid == b->w->region ? f->scc : 0, (uint8_t)bits};
+            memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
+        }
+        nm_free(fl);
+        void *p = nm_realloc(v.own_recs, (nsp ? nsp : 1) * sizeof(wspan));
+        t->sp = (wspan *)(p ? p : v.own_recs);
+        t->nsp = nsp;
+        t->fetched = true;
+        v.own_recs = NULL; /* now t->sp */
+        nm_bgrd_tile_view_free(&v);
+        m->now -= vb <= m->now ? vb : m->now;
+        m->now += nsp * sizeof(wspan);
     }
     return NM_OK;
 }

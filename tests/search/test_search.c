@@ -945,3 +945,244 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
     free(okeys);
     nm_free(h.it);
 }
+
+/* ---- 连通检查: the flood by row runs ------------------------------------------------------------- */
+/* The reference: a breadth-first flood cell by cell, 8 neighbours and the links, the start
+ * reached even outside the mask. */
+static bool ref_linked(const nm_window *w, const nm_mask *m, uint32_t from, uint32_t to)
+{
+    const int nx = w->win.nx, ny = w->win.ny;
+    uint8_t *seen = calloc((size_t)(nx * ny), 1);
+    uint32_t *q = malloc((size_t)(nx * ny) * sizeof *q), head = 0, tail = 0;
+    q[tail++] = from;
+    seen[from] = 1;
+    bool found = false;
+    while (head < tail && !found) {
+        const uint32_t c = q[head++];
+        found = c == to;
+        const int i = (int)(c % (uint32_t)nx), j = (int)(c / (uint32_t)nx);
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                const int a = i + dx, b = j + dy;
+                if (a < 0 || b < 0 || a >= nx || b >= ny)
+                    continue;
+                const uint32_t v = (uint32_t)(b * nx + a);
+                if (!seen[v] && nm_mask_in(m, v)) {
+                    seen[v] = 1;
+                    q[tail++] = v;
+                }
+            }
+        for (uint32_t l = 0; l < w->nlinks; l++)
+            if (w->links[l].from_cell == c && !seen[w->links[l].to_cell] &&
+                nm_mask_in(m, w->links[l].to_cell)) {
+                seen[w->links[l].to_cell] = 1;
+                q[tail++] = w->links[l].to_cell;
+            }
+    }
+    free(seen);
+    free(q);
+    return found;
+}
+
+Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
+{
+    /* Random maps (walls at about the percolation density, so many pairs are cut), a random
+     * channel mask over them, a few links; every pair of 300 (from, to) per map, ends inside and
+     * outside the mask, against the reference. It fails when a run's neighbouring rows are
+     * scanned without the diagonal cell past either end, or a link out of a run is missed. */
+    enum { NX = 47, NY = 31 };
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    int linked = 0, cut = 0;
+    for (int map = 0; map < 40; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                rows[j][i] = (x >> 11) % 100 < 38u ? '#' : '.';
+            }
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, false), NM_OK);
+        uint8_t *lim = malloc(NX * NY);
+        for (int c = 0; c < NX * NY; c++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lim[c] = (uint8_t)((x >> 20) % 100 < 85u);
+        }
+        const int nl = map % 4 * 3;
+        w.links = calloc((size_t)nl + 1, sizeof *w.links);
+        for (int l = 0; l < nl; l++) {
+            uint32_t c[2];
+            for (int e = 0; e < 2; e++)
+                do {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    c[e] = (uint32_t)((x >> 16) % (NX * NY));
+                } while (!w.core[c[e]]);
+            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 0),
+                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 0), 5.0,
+                                          (uint32_t)l};
+        }
+        w.nlinks = (uint32_t)nl;
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        const nm_mask m = {w.core, map % 5 ? lim : NULL};
+        for (int k = 0; k < 300; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            const uint32_t a = (uint32_t)((x >> 8) % (NX * NY)), b = (uint32_t)((x >> 36) % (NX * NY));
+            const bool want = ref_linked(&w, &m, a, b);
+            cr_assert_eq(nm_search_linked(&s, &m, a, b), want, "map %d: (%u, %u) -> (%u, %u)", map,
+                         a % NX, a / NX, b % NX, b / NX);
+            linked += want;
+            cut += !want;
+        }
+        nm_search_ctx_free(&s);
+        free(lim);
+        fx_free(&w);
+    }
+    cr_assert_gt(linked, 1000);
+    cr_assert_gt(cut, 1000);
+}
+
+/* ---- the channel and the topology layer beside the baseline: the one-thread result ------------- */
+static void expect_same_path(const nm_search_path *a, const nm_search_path *b, const char *what,
+                             int leg)
+{
+    cr_assert_eq(a->n, b->n, "leg %d: %s: %u vs %u cells", leg, what, a->n, b->n);
+    for (uint32_t k = 0; k < a->n; k++)
+        cr_assert(a->cell[k] == b->cell[k] && a->span[k] == b->span[k] && a->h[k] == b->h[k] &&
+                      a->link[k] == b->link[k],
+                  "leg %d: %s differs at %u", leg, what, k);
+}
+
+static void expect_same_result(const nm_search_result *a, const nm_search_result *b, size_t ncell,
+                               int leg)
+{
+    cr_assert_eq(a->status, b->status, "leg %d: status", leg);
+    cr_assert_eq(a->reason, b->reason, "leg %d: reason", leg);
+    cr_assert_eq(a->warnings, b->warnings, "leg %d: warnings %#x vs %#x", leg, a->warnings,
+                 b->warnings);
+    cr_assert_str_eq(a->message, b->message, "leg %d: message", leg);
+    cr_assert(a->base_cost == b->base_cost && a->topo_cost == b->topo_cost &&
+                  a->geo_cost == b->geo_cost,
+              "leg %d: costs", leg);
+    expect_same_path(&a->base, &b->base, "baseline", leg);
+    expect_same_path(&a->topo, &b->topo, "topology path", leg);
+    expect_same_path(&a->final, &b->final, "final path", leg);
+    cr_assert_eq(a->naccess, b->naccess, "leg %d: access cells", leg);
+    for (uint32_t k = 0; k < a->naccess; k++)
+        cr_assert_eq(a->access[k], b->access[k], "leg %d: access cell %u", leg, k);
+    cr_assert_eq(a->nlinks, b->nlinks, "leg %d: links", leg);
+    for (uint32_t k = 0; a->link_open && k < a->nlinks; k++)
+        cr_assert_eq(a->link_open[k], b->link_open[k], "leg %d: link %u open", leg, k);
+    cr_assert_eq(!a->final_mask, !b->final_mask, "leg %d: final mask", leg);
+    cr_assert(!a->final_mask || !memcmp(a->final_mask, b->final_mask, ncell), "leg %d: final mask",
+              leg);
+    cr_assert_eq(!a->solidc, !b->solidc, "leg %d: open area", leg);
+    cr_assert(!a->solidc || !memcmp(a->solidc, b->solidc, ncell), "leg %d: open area", leg);
+}
+
+/* A test gate: refuses drops that land on a cell of an odd row. */
+static bool odd_row_gate(void *ctx, uint32_t from_cell, double h_from, uint32_t to_cell, double h_to)
+{
+    (void)from_cell;
+    (void)h_from;
+    (void)h_to;
+    return (to_cell / *(const uint32_t *)ctx) % 2 == 1;
+}
+
+Test(search, two_threads_give_the_one_thread_result)
+{
+    /* Random maps of floor, 5 m platforms (ledge drops; a gate refusing some) and walls with a
+     * few off-mesh links; legs whose baseline takes a link or a drop (the second thread's
+     * channel is dropped), plain ones (taken), small windows that escalate, unlinked channels
+     * (every link opened, the whole-window retry). Every result field equal with one and two
+     * threads. It fails when the second thread's channel is taken after a baseline through a
+     * link or a drop, or its warnings are not carried over. */
+    enum { NX = 64, NY = 40 };
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    int legs = 0, dropped = 0, taken = 0;
+    for (int map = 0; map < 6; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                rows[j][i] = (i == 0 || j == 0 || i == NX - 1 || j == NY - 1) ? '#' : '.';
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        for (int b = 0; b < 14; b++) { /* blocks of wall or platform */
+            const int i0 = 1 + (int)(RND() % (NX - 8)), j0 = 1 + (int)(RND() % (NY - 8));
+            const int bw = 2 + (int)(RND() % 9), bh = 2 + (int)(RND() % 9);
+            const char ch = RND() % 3 ? '#' : 'H';
+            for (int j = j0; j < j0 + bh && j < NY - 1; j++)
+                for (int i = i0; i < i0 + bw && i < NX - 1; i++)
+                    rows[j][i] = ch;
+        }
+        if (map % 2) /* a wall across with a gap of one cell: channels cut */
+            for (int j = 1; j < NY - 1; j++)
+                rows[j][NX / 2] = j == NY / 2 ? '.' : '#';
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, true), NM_OK);
+        uint32_t nx = NX;
+        if (map >= 2) {
+            w.gate.fn = odd_row_gate;
+            w.gate.ctx = &nx;
+        }
+        const int nl = map % 3 * 2;
+        w.links = calloc((size_t)nl + 1, sizeof *w.links);
+        for (int l = 0; l < nl; l++) {
+            uint32_t c[2];
+            for (int e = 0; e < 2; e++)
+                do
+                    c[e] = (uint32_t)(RND() % (NX * NY));
+                while (!w.core[c[e]]);
+            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 9),
+                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 9), 4.0,
+                                          (uint32_t)l};
+        }
+        w.nlinks = (uint32_t)nl;
+        for (int k = 0; k < 12; k++) {
+            int si, sj, gi, gj;
+            do {
+                si = (int)(RND() % NX), sj = (int)(RND() % NY);
+            } while (!w.core[sj * NX + si]);
+            do {
+                gi = (int)(RND() % NX), gj = (int)(RND() % NY);
+            } while (!w.core[gj * NX + gi]);
+            nm_search_request q = fx_req(si, sj, gi, gj, rows[sj][si] == 'H' ? 5.0 : 0.0);
+            q.small = k % 4 == 3;
+            q.limit1 = q.limit2 = 1e9;
+            nm_search_result one, two;
+            q.workers = 1;
+            route(&w, &q, &one);
+            q.workers = 2;
+            route(&w, &q, &two);
+            expect_same_result(&one, &two, NX * NY, legs);
+            bool plain = one.base.n > 0;
+            for (uint32_t m = 1; m < one.base.n; m++)
+                plain = plain && !one.base.link[m] && one.base.h[m - 1] - one.base.h[m] <= NM_kClimb;
+            dropped += one.base.n > 0 && !plain;
+            taken += plain;
+            legs++;
+            nm_search_result_free(&one);
+            nm_search_result_free(&two);
+        }
+        fx_free(&w);
+    }
+#undef RND
+    cr_log_info("%d legs: %d plain, %d through a link or a drop", legs, taken, dropped);
+    cr_assert_gt(dropped, 3, "legs whose baseline takes a link or a drop: %d", dropped);
+    cr_assert_gt(taken, 20, "plain legs: %d", taken);
+}
