@@ -318,6 +318,8 @@ typedef struct nm_route_engine {
         const nm_nogo_poly *polys; uint32_t npolys;
         nm_nogo_disc *discs; uint32_t ndiscs; /* a copy */
     } kept_key;
+    struct nm_sctx *kept_state; /* the last search's state on the kept window (its work arrays:
+                                   the next leg's searches take them, no new pages) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",

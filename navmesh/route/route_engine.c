@@ -131,6 +131,7 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_bgrd_cache_free(&e->tiles);
     nm_window_free(&e->kept);
     nm_free(e->kept_key.discs);
+    nm_search_state_free(e->kept_state);
     memset(e, 0, sizeof *e);
 }
 
@@ -1418,6 +1419,8 @@ static nm_window_request tier_window_request(nm_route_engine *e, const nm_route_
 /* The kept window goes (before a different window is built: two are never held at once). */
 static void drop_kept(nm_route_engine *e)
 {
+    nm_search_state_free(e->kept_state);
+    e->kept_state = NULL;
     nm_window_free(&e->kept);
     nm_free(e->kept_key.discs);
     memset(&e->kept_key, 0, sizeof e->kept_key);
@@ -1434,13 +1437,14 @@ static bool kept_same(const nm_route_engine *e, const nm_window_request *wr)
            (!wr->ndiscs || memcmp(k->discs, wr->discs, wr->ndiscs * sizeof *wr->discs) == 0);
 }
 
-/* 建窗 for one tier: the kept window when it is this request's (nm_window_reseed), else a new
- * build; a new Full window replaces the kept one, which goes first (two Full windows are never
- * held at once). build_ms is the time either took. */
+/* 建窗 for one tier: the kept window when it is this request's (nm_window_reseed), with the
+ * search state kept with it (*state), else a new build; a new Full window replaces the kept one,
+ * which goes first (two Full windows are never held at once). build_ms is the time either took. */
 static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w,
-                       bool *kept, nm_error *err)
+                       bool *kept, struct nm_sctx **state, nm_error *err)
 {
     *kept = false;
+    *state = NULL;
     const bool same = kept_same(e, wr);
     if (same) {
         double t0 = now_ms();
@@ -1451,6 +1455,8 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
             *w = e->kept;
             memset(&e->kept, 0, sizeof e->kept);
             e->has_kept = false;
+            *state = e->kept_state;
+            e->kept_state = NULL;
             w->build_ms = now_ms() - t0;
             *kept = true;
             return NM_OK;
@@ -1463,15 +1469,18 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
 /* The tier is done with w. A Full window of at most NM_KEPT_WINDOW_BYTES stays with the engine
  * for the next request of the same window (route expansion and navbench plan leg after leg in one
  * region); any other goes. */
-static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w)
+static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w,
+                        struct nm_sctx *state)
 {
     nm_nogo_disc *d = NULL;
     if (kind != NM_TIER_FULL || w->peak_bytes > NM_KEPT_WINDOW_BYTES ||
         (wr->ndiscs && !(d = (nm_nogo_disc *)nm_malloc(wr->ndiscs * sizeof *d)))) {
+        nm_search_state_free(state);
         nm_window_free(w);
         return;
     }
     drop_kept(e);
+    e->kept_state = state; /* the search's work arrays go with the window */
     if (d) memcpy(d, wr->discs, wr->ndiscs * sizeof *d);
     e->kept = *w;
     memset(w, 0, sizeof *w);
@@ -1564,7 +1573,8 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         nm_error werr = {0};
         int round = st.tier;
         bool kept;
-        int brc = tier_window(e, &wr, ch.kind, &w, &kept, &werr);
+        struct nm_sctx *wstate; /* the search state kept with the window */
+        int brc = tier_window(e, &wr, ch.kind, &w, &kept, &wstate, &werr);
         r->windows_kept += kept;
         if (brc == NM_ERR_NOMEM) return nm_fail(err, brc, "%s", werr.msg);
         if (brc) {
@@ -1599,16 +1609,20 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         nm_search_request sq = tier_search_request(q, &ps, &ch, &R, &w);
         sq.los = los_adapter;
         sq.los_ctx = &lc;
+        sq.state = wstate;
+        sq.keep_state = ch.kind == NM_TIER_FULL; /* only a Full window is kept */
         nm_search_result sr;
         memset(&sr, 0, sizeof sr);
         int qrc = nm_search_route_window(&w, &sq, &sr, &werr);
+        wstate = sr.state; /* the search took the old one; this is the one to keep */
+        sr.state = NULL;
         nm_free(lc.plain);
         if (have_orc) nm_sight_oracle_free(&orc);
         r->ms_topo += sr.ms_topo;
         r->ms_geo += sr.ms_geo;
         if (qrc) {
             nm_search_result_free(&sr);
-            keep_window(e, &wr, ch.kind, &w);
+            keep_window(e, &wr, ch.kind, &w, wstate);
             if (qrc == NM_ERR_NOMEM) return nm_fail(err, qrc, "%s", werr.msg);
             nm_tier_action a = nm_tier_after(&st, &ch, &R, NM_TIER_NO_PATH);
             note(r, "tier %d (%s, %llu cells): search error: %s; ", round, kname, wcells, werr.msg);
@@ -1639,7 +1653,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 copy_gap(r, &sr);
             }
             nm_search_result_free(&sr);
-            keep_window(e, &wr, ch.kind, &w);
+            keep_window(e, &wr, ch.kind, &w, wstate);
             if (a == NM_TIER_FAIL) break;
             continue;
         }
@@ -1679,7 +1693,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 nm_bgrd_out_free(&e->patch_goal);
                 if (hrc == NM_ERR_NOMEM) {
                     nm_search_result_free(&sr);
-                    keep_window(e, &wr, ch.kind, &w);
+                    keep_window(e, &wr, ch.kind, &w, wstate);
                     return nm_fail(err, hrc, "%s", herr.msg);
                 }
             }
@@ -1688,7 +1702,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             int prc = finish_route(e, z, &w, q, &sr, r, &perr2);
             if (prc == NM_ERR_NOMEM) {
                 nm_search_result_free(&sr);
-                keep_window(e, &wr, ch.kind, &w);
+                keep_window(e, &wr, ch.kind, &w, wstate);
                 return nm_fail(err, prc, "%s", perr2.msg);
             }
             if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr2.msg);
@@ -1709,7 +1723,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                             (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
         }
         nm_search_result_free(&sr);
-        keep_window(e, &wr, ch.kind, &w);
+        keep_window(e, &wr, ch.kind, &w, wstate);
         break;
     }
     if (rc == NM_OK && nhops > 0) {

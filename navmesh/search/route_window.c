@@ -367,13 +367,11 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
 {
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
-    int32_t *src = nm_malloc((size_t)s->ncell * sizeof *src);
-    uint8_t *seeds = nm_calloc(s->ncell, 1);
-    if (!src || !seeds) {
-        nm_free(src);
-        nm_free(seeds);
-        return nm_fail(err, NM_ERR_NOMEM, "search: corridor: out of memory");
-    }
+    /* the sources and the seeds live in the linked check's queue and marks, idle between the
+     * solves (and kept with a kept window): no new pages for 5 B a cell */
+    int32_t *src = (int32_t *)s->queue;
+    uint8_t *seeds = s->seen;
+    memset(seeds, 0, s->ncell);
     mark_cells(seeds, seed->cell, seed->n);
     int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
     int edge = 0;
@@ -422,8 +420,6 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
                 edge = 1;
         }
     }
-    nm_free(src);
-    nm_free(seeds);
     return rc ? rc : edge;
 }
 
@@ -885,32 +881,63 @@ static int run(leg *L, nm_error *err)
     return NM_OK;
 }
 
+/* The search state for window w: the one an earlier search on w handed back (its arrays depend on
+ * the window alone, and SpanAstar resets the nodes it touched when it starts), else a new one. */
+static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_error *err)
+{
+    if (kept && kept->nx == (uint32_t)w->win.nx && kept->ny == (uint32_t)w->win.ny &&
+        kept->nspans == w->spans.nspans) {
+        *s = *kept;
+        nm_free(kept);
+        s->w = w; /* the window struct moved; its arrays did not */
+        s->t = &w->spans;
+        return NM_OK;
+    }
+    nm_search_state_free(kept);
+    return nm_search_ctx_init(s, w, err);
+}
+
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
                            nm_error *err)
 {
-    if (!out)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no result");
-    memset(out, 0, sizeof *out);
-    if (!w || !req)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no window or request");
-    if (!w->dist)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: window: dist layer missing");
-    if (!isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) || !isfinite(req->gy))
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: endpoint not finite");
+    const char *bad = !out ? "no result" : !w || !req ? "no window or request"
+                      : !w->dist ? "window: dist layer missing"
+                      : !isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) ||
+                              !isfinite(req->gy)
+                          ? "endpoint not finite"
+                          : NULL;
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (bad) {
+        if (req)
+            nm_search_state_free(req->state); /* taken over in every case */
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: %s", bad);
+    }
     leg L;
     memset(&L, 0, sizeof L);
     L.req = req;
     L.out = out;
     L.t0 = now_ms();
-    int rc = nm_search_ctx_init(&L.s, w, err);
+    int rc = take_state(&L.s, w, req->state, err);
     if (rc)
         return rc;
     rc = run(&L, err);
     leg_free(&L);
-    nm_search_ctx_free(&L.s);
+    if (!rc && req->keep_state && (out->state = nm_malloc(sizeof *out->state)))
+        *out->state = L.s; /* the next search on this window starts from its pages */
+    else
+        nm_search_ctx_free(&L.s);
     if (rc)
         nm_search_result_free(out);
     return rc;
+}
+
+void nm_search_state_free(struct nm_sctx *s)
+{
+    if (!s)
+        return;
+    nm_search_ctx_free(s);
+    nm_free(s);
 }
 
 bool nm_search_final_refuses(const nm_search_result *r)
@@ -945,4 +972,6 @@ void nm_search_result_free(nm_search_result *r)
     nm_free(r->access);
     r->access = NULL;
     r->naccess = 0;
+    nm_search_state_free(r->state);
+    r->state = NULL;
 }
