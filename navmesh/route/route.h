@@ -320,6 +320,8 @@ typedef struct nm_route_engine {
     } kept_key;
     struct nm_sctx *kept_state; /* the last search's state on the kept window (its work arrays:
                                    the next leg's searches take them, no new pages) */
+    struct nm_sight_blockers *kept_blk; /* the kept window's blocker segments (障碍线段: the window's
+                                           own, built and indexed once) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",
