@@ -65,28 +65,47 @@ static int64_t trunc_cell(double p, double o)
     return (int64_t)((p - o) / NM_kCS); /* C cast: toward 0, as routeWindow's endpoint cells */
 }
 
-/* nearestCell: the mask cell with the smallest squared cell distance, row-major first on ties. */
+/* nearestCell: the mask cell with the smallest squared cell distance, row-major first on ties.
+ * Rows are visited outward from the raw cell's row, and in each row only the columns that can
+ * tie the best so far: the same cell as a whole-window scan, without reading the whole window. */
 static bool nearest_cell(const leg *L, const nm_mask *m, bool usable, int64_t ri, int64_t rj,
                          uint32_t *cell, double *d_px)
 {
     const nm_sctx *s = &L->s;
     int64_t best = INT64_MAX;
     uint32_t bc = NM_SEARCH_NONE;
-    for (uint32_t j = 0; j < s->ny; j++) {
-        const int64_t dy = (int64_t)j - rj;
-        if (dy * dy >= best)
-            continue; /* no cell of the row can be strictly nearer */
-        for (uint32_t i = 0, c = j * s->nx; i < s->nx; i++, c++) {
-            if (!nm_mask_in(m, c))
+    const int64_t ny = s->ny, nx = s->nx;
+    const int64_t up = rj < 0 ? -rj : rj, down = ny - 1 - rj < 0 ? rj - ny + 1 : ny - 1 - rj;
+    const int64_t reach = up > down ? up : down; /* the farthest row */
+    for (int64_t dy = 0; dy <= reach && dy * dy <= best; dy++)
+        for (int side = 0; side < (dy ? 2 : 1); side++) {
+            const int64_t j = side ? rj + dy : rj - dy;
+            if (j < 0 || j >= ny)
                 continue;
-            const int64_t dx = (int64_t)i - ri, d2 = dx * dx + dy * dy;
-            /* the span lookup only for a cell that would win */
-            if (d2 < best && (!usable || nm_search_cell_usable(s->w, c))) {
-                best = d2;
-                bc = c;
+            int64_t i0 = 0, i1 = nx - 1; /* the columns with dx^2 <= best - dy^2 */
+            if (best != INT64_MAX) {
+                const int64_t room = best - dy * dy;
+                int64_t r = (int64_t)sqrt((double)room);
+                while (r * r > room)
+                    r--;
+                while ((r + 1) * (r + 1) <= room)
+                    r++;
+                i0 = ri - r > 0 ? ri - r : 0;
+                i1 = ri + r < nx - 1 ? ri + r : nx - 1;
+            }
+            for (int64_t i = i0; i <= i1; i++) {
+                const uint32_t c = (uint32_t)(j * nx + i);
+                if (!nm_mask_in(m, c))
+                    continue;
+                const int64_t dx = i - ri, d2 = dx * dx + dy * dy;
+                /* the span lookup only for a cell that would win */
+                if ((d2 < best || (d2 == best && c < bc)) &&
+                    (!usable || nm_search_cell_usable(s->w, c))) {
+                    best = d2;
+                    bc = c;
+                }
             }
         }
-    }
     if (bc == NM_SEARCH_NONE)
         return false;
     *cell = bc;
