@@ -1500,6 +1500,10 @@ static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier
         return;
     }
     drop_kept(e);
+    if (nm_search_state_bytes(state) > NM_KEPT_STATE_BYTES) {
+        nm_search_state_free(state);
+        state = NULL;
+    }
     e->kept_state = state; /* the search's work arrays and the blockers go with the window */
     e->kept_blk = blk;
     if (d) memcpy(d, wr->discs, wr->ndiscs * sizeof *d);

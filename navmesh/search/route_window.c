@@ -951,6 +951,18 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     return rc;
 }
 
+size_t nm_search_state_bytes(const struct nm_sctx *s)
+{
+    if (!s)
+        return 0;
+    const size_t nn = s->nnodes, ns = s->nspans ? s->nspans : 1, nl = s->w ? s->w->nlinks : 0;
+    return nn * sizeof *s->node + (nn / 64 + 1) * sizeof *s->closed + ns * sizeof *s->touched +
+           ((size_t)s->nspans + 1) * sizeof *s->lk_off + ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
+           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_bycell) +
+           (size_t)s->ncell * (sizeof *s->walk + sizeof *s->queue + sizeof *s->seen) +
+           s->heap.cap * sizeof *s->heap.it;
+}
+
 void nm_search_state_free(struct nm_sctx *s)
 {
     if (!s)

@@ -153,6 +153,8 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
 void nm_search_result_free(nm_search_result *r);
 /* Frees a search state handed back in nm_search_result.state (NULL: nothing). */
 void nm_search_state_free(struct nm_sctx *s);
+/* Bytes the state holds (NULL: 0). */
+size_t nm_search_state_bytes(const struct nm_sctx *s);
 
 /* 最终判定 (窗口分档): the route cannot be walked when an end snapped farther than kSnapRadius
  * from the reach set or the goal is cut off. The baseline fixes the snaps and the cut-off, so a
