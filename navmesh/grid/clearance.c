@@ -188,15 +188,13 @@ static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int
 typedef struct ns_state {
     int32_t nx;
     int32_t *src;
-    uint64_t magic; /* c / nx = c * magic >> shift for every cell number c < 2^31 */
-    unsigned shift;
+    nm_grid_divider row; /* c / nx */
 } ns_state;
 
-/* Squared cell distance from (i, j) to source cell c >= 0. The quotient by nx is a multiply and
- * a shift (Granlund and Montgomery's round-up method, exact for 31-bit numerators). */
+/* Squared cell distance from (i, j) to source cell c >= 0. */
 static inline int64_t ns_d2(const ns_state *s, int32_t c, int64_t i, int64_t j)
 {
-    const int64_t q = (int64_t)(((uint64_t)c * s->magic) >> s->shift), r = (int64_t)c - q * s->nx;
+    const int64_t q = nm_grid_div(&s->row, (uint32_t)c), r = (int64_t)c - q * s->nx;
     return (r - i) * (r - i) + (q - j) * (q - j);
 }
 
@@ -280,10 +278,7 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
         if (obst[c] && first == n)
             first = c;
     }
-    ns_state s = {nx, src, 0, 31};
-    while (((int64_t)1 << (s.shift - 31)) < nx) /* shift = 31 + ceil(log2 nx) */
-        s.shift++;
-    s.magic = (((uint64_t)1 << s.shift) + (uint64_t)nx - 1) / (uint64_t)nx;
+    ns_state s = {nx, src, nm_grid_divider_of((uint32_t)nx)};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. The rows
      * above the first source have none and take none. */
     for (int32_t j = (int32_t)(first / (size_t)nx); j < ny; j++) {

@@ -395,14 +395,16 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
     int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
     int edge = 0;
     const int64_t m = NM_kTrustMargin;
+    const nm_grid_divider row = nm_grid_divider_of(s->nx); /* no division a cell */
     for (uint32_t c = 0, i = 0, j = 0; rc == NM_OK && c < s->ncell; c++) {
         double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
         bool in = seeds[c] != 0;
         if (src[c] >= 0) {
             hw = w->dist[src[c]];
             if (!in) { /* the seed's own cells need no distance */
-                double ex = ((double)i - (double)((uint32_t)src[c] % s->nx)) * NM_kCS;
-                double ey = ((double)j - (double)((uint32_t)src[c] / s->nx)) * NM_kCS;
+                const uint32_t sj = nm_grid_div(&row, (uint32_t)src[c]), si = (uint32_t)src[c] - sj * s->nx;
+                double ex = ((double)i - (double)si) * NM_kCS;
+                double ey = ((double)j - (double)sj) * NM_kCS;
                 in = ex * ex + ey * ey <= hw * hw;
             }
         }

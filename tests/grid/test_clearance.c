@@ -385,6 +385,31 @@ Test(nearest_source, equals_the_one_neighbour_at_a_time_sweep_ties_included)
     }
 }
 
+/* The row of a cell number by a multiply and a shift equals the integer division, for widths
+ * from 1 to 2^31 - 1 (powers of two and their neighbours among them) and cell numbers up to
+ * 2^31 - 1. Fails when the multiplier is rounded down or the shift is one short. */
+Test(nearest_source, divider_gives_the_quotient_of_every_cell_number)
+{
+    uint32_t ds[64] = {1, 2, 3, 5, 7, 63, 64, 65, 1000, 1283, 1664, 2718, 65535, 65536, 65537,
+                       (1u << 20) + 1, 1u << 30, (1u << 30) + 1, 0x7FFFFFFFu, 0x7FFFFFFEu};
+    uint64_t rng = 5;
+    for (int k = 20; k < 64; k++)
+        ds[k] = 1 + (uint32_t)(rng_unit(&rng) * (k < 40 ? 5000.0 : 2147483646.0));
+    for (int k = 0; k < 64; k++) {
+        const uint32_t d = ds[k];
+        const nm_grid_divider v = nm_grid_divider_of(d);
+        const uint32_t edge[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 0x7FFFFFFEu, 0x7FFFFFFFu,
+                                 0x7FFFFFFFu / d * d, 0x7FFFFFFFu / d * d - 1};
+        for (size_t e = 0; e < sizeof edge / sizeof edge[0]; e++)
+            if (edge[e] <= 0x7FFFFFFFu)
+                cr_assert_eq(nm_grid_div(&v, edge[e]), edge[e] / d, "%u / %u", edge[e], d);
+        for (int t = 0; t < 20000; t++) {
+            const uint32_t c = (uint32_t)(rng_unit(&rng) * 2147483647.0);
+            cr_assert_eq(nm_grid_div(&v, c), c / d, "%u / %u", c, d);
+        }
+    }
+}
+
 /* The corridor's use: a few thousand seeds along a wandering path in a window of a million
  * cells, so most cells share their neighbours' source (the sweeps skip those takes) and the
  * sources lie hundreds of cells away; widths 1, powers of two and odd ones for the row of a cell
