@@ -64,7 +64,7 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
             hi[i] = u;
         }
         uint8_t *rr = r + j * nx;
-        const uint8_t *up = rr - nx; /* row j - 1 of r (after its forward pass) when j > 0 */
+        const uint8_t *up = j > 0 ? rr - nx : rr; /* row j - 1 of r (after its forward pass) */
         for (int64_t i = 0; i < nx; i++) {
             const size_t c = (size_t)(j * nx + i);
             const float h = hr[1][i];
