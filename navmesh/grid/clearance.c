@@ -169,12 +169,6 @@ int nm_grid_clearance(int32_t nx, int32_t ny, const uint8_t *obst, uint16_t *q, 
 
 /* ---- NearestSource -------------------------------------------------------------------------- */
 
-typedef struct ns_state {
-    int32_t nx, ny;
-    int32_t *src;
-    double inv_nx; /* 1 / nx */
-} ns_state;
-
 /* Column and row of cell c >= 0 (c % nx, c / nx) without an integer division: the quotient
  * from a multiply by 1/nx is off by at most one, and the remainder tells which way. */
 static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int64_t *j)
@@ -191,70 +185,84 @@ static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int
     *j = q;
 }
 
-/* A source cell with its column and row; c < 0: none. */
-typedef struct ns_src {
-    int32_t c;
-    int64_t si, sj;
-} ns_src;
+typedef struct ns_state {
+    int32_t nx;
+    int32_t *src;
+    nm_grid_divider row; /* c / nx */
+} ns_state;
 
-static inline ns_src ns_at(const ns_state *s, int32_t c)
+/* Squared cell distance from (i, j) to source cell c >= 0. */
+static inline int64_t ns_d2(const ns_state *s, int32_t c, int64_t i, int64_t j)
 {
-    ns_src r = {c, 0, 0};
-    if (c >= 0)
-        cell_ij(c, s->nx, s->inv_nx, &r.si, &r.sj);
-    return r;
+    const int64_t q = nm_grid_div(&s->row, (uint32_t)c), r = (int64_t)c - q * s->nx;
+    return (r - i) * (r - i) + (q - j) * (q - j);
 }
 
-static const ns_src k_none = {-1, 0, 0};
-
-/* Cell (i, j), whose source is *cur at squared distance *cd, takes the source cand when strictly
- * nearer. */
-static inline void take(ns_src cand, int64_t i, int64_t j, ns_src *cur, int64_t *cd)
+/* Cell (i, j), whose source is *cur (cd: its squared distance, -1 until needed), takes the source
+ * cand when it has none or cand is strictly nearer. The same source is never strictly nearer, so
+ * where neighbours share their source (most of a window) no distance is computed. */
+static inline void take(const ns_state *s, int32_t cand, int64_t i, int64_t j, int32_t *cur,
+                        int64_t *cd)
 {
-    if (cand.c < 0)
+    if (cand < 0 || cand == *cur)
         return;
-    const int64_t dx = cand.si - i, dy = cand.sj - j, d = dx * dx + dy * dy;
-    if (cur->c < 0 || d < *cd) {
+    if (*cur < 0) {
+        *cur = cand;
+        *cd = -1;
+        return;
+    }
+    if (*cd < 0)
+        *cd = ns_d2(s, *cur, i, j);
+    const int64_t d = ns_d2(s, cand, i, j);
+    if (d < *cd) {
         *cur = cand;
         *cd = d;
     }
 }
 
 /* One sweep of row j in direction dir (+1 left to right, -1 right to left): each cell takes from
- * the row `near` (above or below; NULL: none) at i, i - 1, i + 1, then from its row neighbour
- * behind (i - dir), in that order, as the article's passes do. The sources of the near row's
- * three cells and of the neighbour behind slide along in registers: one cell number is turned
- * into a position per cell read, not one per take. */
-static inline void ns_sweep(const ns_state *s, int32_t j, const int32_t *near, int dir)
+ * the row `near` (above or below) at i, i - 1, i + 1, then from its row neighbour behind
+ * (i - dir), in that order, as the article's passes do. The near row's three sources and the
+ * neighbour behind slide along in registers. */
+static inline void ns_sweep_near(const ns_state *s, int32_t j, const int32_t *near, int dir)
 {
     const int32_t nx = s->nx;
     int32_t *row = s->src + (size_t)j * (size_t)nx;
     const int32_t i0 = dir > 0 ? 0 : nx - 1;
-    ns_src behind_row = k_none, near_behind = k_none, near_mid = k_none;
-    if (near)
-        near_mid = ns_at(s, near[i0]);
+    int32_t behind_row = -1, near_behind = -1, near_mid = near[i0];
     for (int32_t i = i0; i >= 0 && i < nx; i += dir) {
         const int32_t ia = i + dir; /* the near row's cell ahead */
-        const ns_src near_ahead = near && ia >= 0 && ia < nx ? ns_at(s, near[ia]) : k_none;
-        ns_src cur = ns_at(s, row[i]);
-        int64_t cd = 0;
-        if (cur.c >= 0)
-            cd = (cur.si - i) * (cur.si - i) + (cur.sj - j) * (cur.sj - j);
-        if (near) {
-            take(near_mid, i, j, &cur, &cd);
-            if (dir > 0) { /* i - 1 is behind */
-                take(near_behind, i, j, &cur, &cd);
-                take(near_ahead, i, j, &cur, &cd);
-            } else {
-                take(near_ahead, i, j, &cur, &cd);
-                take(near_behind, i, j, &cur, &cd);
-            }
+        const int32_t near_ahead = ia >= 0 && ia < nx ? near[ia] : -1;
+        int32_t cur = row[i];
+        int64_t cd = -1;
+        take(s, near_mid, i, j, &cur, &cd);
+        if (dir > 0) { /* i - 1 is behind */
+            take(s, near_behind, i, j, &cur, &cd);
+            take(s, near_ahead, i, j, &cur, &cd);
+        } else {
+            take(s, near_ahead, i, j, &cur, &cd);
+            take(s, near_behind, i, j, &cur, &cd);
         }
-        take(behind_row, i, j, &cur, &cd);
-        row[i] = cur.c;
+        take(s, behind_row, i, j, &cur, &cd);
+        row[i] = cur;
         behind_row = cur;
         near_behind = near_mid;
         near_mid = near_ahead;
+    }
+}
+
+/* A sweep of row j from its neighbour behind only. */
+static inline void ns_sweep_row(const ns_state *s, int32_t j, int dir)
+{
+    const int32_t nx = s->nx;
+    int32_t *row = s->src + (size_t)j * (size_t)nx;
+    int32_t behind_row = -1;
+    for (int32_t i = dir > 0 ? 0 : nx - 1; i >= 0 && i < nx; i += dir) {
+        int32_t cur = row[i];
+        int64_t cd = -1;
+        take(s, behind_row, i, j, &cur, &cd);
+        row[i] = cur;
+        behind_row = cur;
     }
 }
 
@@ -264,19 +272,29 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
     int rc = grid_args(nx, ny, obst, src, "NearestSource", err);
     if (rc)
         return rc;
-    size_t n = (size_t)nx * (size_t)ny;
-    for (size_t c = 0; c < n; c++)
+    size_t n = (size_t)nx * (size_t)ny, first = n;
+    for (size_t c = 0; c < n; c++) {
         src[c] = obst[c] ? (int32_t)c : -1;
-    ns_state s = {nx, ny, src, 1.0 / (double)nx};
-    /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. */
-    for (int32_t j = 0; j < ny; j++) {
-        ns_sweep(&s, j, j > 0 ? src + (size_t)(j - 1) * (size_t)nx : NULL, 1);
-        ns_sweep(&s, j, NULL, -1);
+        if (obst[c] && first == n)
+            first = c;
+    }
+    ns_state s = {nx, src, nm_grid_divider_of((uint32_t)nx)};
+    /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. The rows
+     * above the first source have none and take none. */
+    for (int32_t j = (int32_t)(first / (size_t)nx); j < ny; j++) {
+        if (j > 0)
+            ns_sweep_near(&s, j, src + (size_t)(j - 1) * (size_t)nx, 1);
+        else
+            ns_sweep_row(&s, j, 1);
+        ns_sweep_row(&s, j, -1);
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
     for (int32_t j = ny - 1; j >= 0; j--) {
-        ns_sweep(&s, j, j + 1 < ny ? src + (size_t)(j + 1) * (size_t)nx : NULL, -1);
-        ns_sweep(&s, j, NULL, 1);
+        if (j + 1 < ny)
+            ns_sweep_near(&s, j, src + (size_t)(j + 1) * (size_t)nx, -1);
+        else
+            ns_sweep_row(&s, j, -1);
+        ns_sweep_row(&s, j, 1);
     }
     return NM_OK;
 }

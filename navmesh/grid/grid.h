@@ -128,6 +128,29 @@ static inline uint32_t nm_grid_popc64(uint64_t x)
     return (uint32_t)((x * 0x0101010101010101ull) >> 56);
 }
 
+/* Exact quotient c / d of a cell number c < 2^31 by a window width d (1 <= d < 2^31) as a
+ * multiply and a shift (Granlund and Montgomery's round-up method: m = ceil(2^(31 + l) / d) with
+ * 2^(l-1) < d <= 2^l), for loops over every cell that need its row and column: an integer
+ * division a cell costs tens of cycles. */
+typedef struct nm_grid_divider {
+    uint64_t magic;
+    unsigned shift;
+} nm_grid_divider;
+
+static inline nm_grid_divider nm_grid_divider_of(uint32_t d)
+{
+    nm_grid_divider v = {0, 31};
+    while (((uint64_t)1 << (v.shift - 31)) < d) /* shift = 31 + ceil(log2 d) */
+        v.shift++;
+    v.magic = (((uint64_t)1 << v.shift) + d - 1) / d;
+    return v;
+}
+
+static inline uint32_t nm_grid_div(const nm_grid_divider *v, uint32_t c)
+{
+    return (uint32_t)(((uint64_t)c * v->magic) >> v->shift);
+}
+
 /* Occupied index of cell c (0..nocc-1), or -1 when the cell has no span or c is out of range.
  * One bit test and one popcount. */
 static inline int64_t nm_span_cell_index(const nm_span_table *t, uint32_t c)

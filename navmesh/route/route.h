@@ -287,6 +287,8 @@ typedef struct nm_route_zone_entry {
 
 /* The largest Full window the engine keeps between plans (the demo town's is 56 MB). */
 #define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20)
+/* The largest search state kept with it (its work arrays: the demo town's is ~80 MB). */
+#define NM_KEPT_STATE_BYTES ((size_t)128 << 20)
 
 typedef struct nm_route_engine {
     const nm_pack *pack;
@@ -318,6 +320,10 @@ typedef struct nm_route_engine {
         const nm_nogo_poly *polys; uint32_t npolys;
         nm_nogo_disc *discs; uint32_t ndiscs; /* a copy */
     } kept_key;
+    struct nm_sctx *kept_state; /* the last search's state on the kept window (its work arrays:
+                                   the next leg's searches take them, no new pages) */
+    struct nm_sight_blockers *kept_blk; /* the kept window's blocker segments (障碍线段: the window's
+                                           own, built and indexed once) */
 } nm_route_engine;
 
 /* The sidecar paired by name: "x.nav.gz" -> "x.fields.nav.gz", "x.nav" -> "x.fields.nav",

@@ -117,6 +117,14 @@ bool nm_route_engine_take_fields(nm_route_engine *e, nm_bnvf *out)
     return true;
 }
 
+/* A heap blocker set (the kept window's). */
+static void blockers_free(nm_sight_blockers *b)
+{
+    if (!b) return;
+    nm_sight_blockers_free(b);
+    nm_free(b);
+}
+
 void nm_route_engine_close(nm_route_engine *e)
 {
     if (!e) return;
@@ -131,6 +139,8 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_bgrd_cache_free(&e->tiles);
     nm_window_free(&e->kept);
     nm_free(e->kept_key.discs);
+    nm_search_state_free(e->kept_state);
+    blockers_free(e->kept_blk);
     memset(e, 0, sizeof *e);
 }
 
@@ -640,15 +650,14 @@ static int self_check(nm_route_result *r, const nm_window *w, const nm_post_inpu
     return NM_OK;
 }
 
-/* Post-processing of an accepted window result into the route's points. */
+/* Post-processing of an accepted window result into the route's points. *blkp: the window's
+ * blockers when kept with it, else built here; left in *blkp for the window's keeper. */
 static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_window *w,
                         const nm_route_request *q, const nm_search_result *sr, nm_route_result *r,
-                        nm_error *err)
+                        nm_sight_blockers **blkp, nm_error *err)
 {
     double t0 = now_ms();
     const size_t cells = (size_t)w->win.nx * (size_t)w->win.ny;
-    nm_sight_blockers blk;
-    memset(&blk, 0, sizeof blk);
     nm_sight_oracle orc;
     memset(&orc, 0, sizeof orc);
     uint8_t *tm = NULL;
@@ -656,7 +665,14 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     float *hh = NULL;
     nm_post_output po;
     memset(&po, 0, sizeof po);
-    int rc = nm_sight_blockers_build(&blk, w, err);
+    int rc = NM_OK;
+    if (!*blkp) { /* 障碍线段 depend on the window alone */
+        nm_sight_blockers *b = (nm_sight_blockers *)nm_calloc(1, sizeof *b);
+        rc = b ? nm_sight_blockers_build(b, w, err) : nm_fail(err, NM_ERR_NOMEM, "post-processing: out of memory");
+        if (rc) nm_free(b);
+        else *blkp = b;
+    }
+    nm_sight_blockers *const blk = *blkp;
     if (rc == NM_OK) rc = nm_sight_oracle_init(&orc, w, err);
     if (rc) goto out;
     bool chain = sr->chain.n >= 2;
@@ -698,7 +714,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     in.gx = q->gx;
     in.gy = q->gy;
     in.h_start = n ? hh[0] : 0.0f;
-    in.blk = &blk;
+    in.blk = blk;
     in.tm = tm;
     in.oracle = &orc;
     in.drivable = nm_post_zone_drivable;
@@ -777,7 +793,6 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     if (!isfinite(r->min_clearance)) r->min_clearance = 0;
 out:
     nm_post_output_free(&po);
-    nm_sight_blockers_free(&blk);
     nm_sight_oracle_free(&orc);
     nm_free(tm);
     nm_free(xy);
@@ -1418,6 +1433,10 @@ static nm_window_request tier_window_request(nm_route_engine *e, const nm_route_
 /* The kept window goes (before a different window is built: two are never held at once). */
 static void drop_kept(nm_route_engine *e)
 {
+    nm_search_state_free(e->kept_state);
+    e->kept_state = NULL;
+    blockers_free(e->kept_blk);
+    e->kept_blk = NULL;
     nm_window_free(&e->kept);
     nm_free(e->kept_key.discs);
     memset(&e->kept_key, 0, sizeof e->kept_key);
@@ -1434,13 +1453,15 @@ static bool kept_same(const nm_route_engine *e, const nm_window_request *wr)
            (!wr->ndiscs || memcmp(k->discs, wr->discs, wr->ndiscs * sizeof *wr->discs) == 0);
 }
 
-/* 建窗 for one tier: the kept window when it is this request's (nm_window_reseed), else a new
- * build; a new Full window replaces the kept one, which goes first (two Full windows are never
- * held at once). build_ms is the time either took. */
+/* 建窗 for one tier: the kept window when it is this request's (nm_window_reseed), with the
+ * search state kept with it (*state), else a new build; a new Full window replaces the kept one,
+ * which goes first (two Full windows are never held at once). build_ms is the time either took. */
 static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w,
-                       bool *kept, nm_error *err)
+                       bool *kept, struct nm_sctx **state, nm_sight_blockers **blk, nm_error *err)
 {
     *kept = false;
+    *state = NULL;
+    *blk = NULL;
     const bool same = kept_same(e, wr);
     if (same) {
         double t0 = now_ms();
@@ -1451,6 +1472,10 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
             *w = e->kept;
             memset(&e->kept, 0, sizeof e->kept);
             e->has_kept = false;
+            *state = e->kept_state;
+            e->kept_state = NULL;
+            *blk = e->kept_blk;
+            e->kept_blk = NULL;
             w->build_ms = now_ms() - t0;
             *kept = true;
             return NM_OK;
@@ -1463,15 +1488,24 @@ static int tier_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_
 /* The tier is done with w. A Full window of at most NM_KEPT_WINDOW_BYTES stays with the engine
  * for the next request of the same window (route expansion and navbench plan leg after leg in one
  * region); any other goes. */
-static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w)
+static void keep_window(nm_route_engine *e, const nm_window_request *wr, nm_tier_kind kind, nm_window *w,
+                        struct nm_sctx *state, nm_sight_blockers *blk)
 {
     nm_nogo_disc *d = NULL;
     if (kind != NM_TIER_FULL || w->peak_bytes > NM_KEPT_WINDOW_BYTES ||
         (wr->ndiscs && !(d = (nm_nogo_disc *)nm_malloc(wr->ndiscs * sizeof *d)))) {
+        nm_search_state_free(state);
+        blockers_free(blk);
         nm_window_free(w);
         return;
     }
     drop_kept(e);
+    if (nm_search_state_bytes(state) > NM_KEPT_STATE_BYTES) {
+        nm_search_state_free(state);
+        state = NULL;
+    }
+    e->kept_state = state; /* the search's work arrays and the blockers go with the window */
+    e->kept_blk = blk;
     if (d) memcpy(d, wr->discs, wr->ndiscs * sizeof *d);
     e->kept = *w;
     memset(w, 0, sizeof *w);
@@ -1564,7 +1598,9 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         nm_error werr = {0};
         int round = st.tier;
         bool kept;
-        int brc = tier_window(e, &wr, ch.kind, &w, &kept, &werr);
+        struct nm_sctx *wstate;  /* the search state kept with the window */
+        nm_sight_blockers *wblk; /* and its blockers */
+        int brc = tier_window(e, &wr, ch.kind, &w, &kept, &wstate, &wblk, &werr);
         r->windows_kept += kept;
         if (brc == NM_ERR_NOMEM) return nm_fail(err, brc, "%s", werr.msg);
         if (brc) {
@@ -1600,16 +1636,20 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         sq.workers = e->workers;
         sq.los = los_adapter;
         sq.los_ctx = &lc;
+        sq.state = wstate;
+        sq.keep_state = ch.kind == NM_TIER_FULL; /* only a Full window is kept */
         nm_search_result sr;
         memset(&sr, 0, sizeof sr);
         int qrc = nm_search_route_window(&w, &sq, &sr, &werr);
+        wstate = sr.state; /* the search took the old one; this is the one to keep */
+        sr.state = NULL;
         nm_free(lc.plain);
         if (have_orc) nm_sight_oracle_free(&orc);
         r->ms_topo += sr.ms_topo;
         r->ms_geo += sr.ms_geo;
         if (qrc) {
             nm_search_result_free(&sr);
-            keep_window(e, &wr, ch.kind, &w);
+            keep_window(e, &wr, ch.kind, &w, wstate, wblk);
             if (qrc == NM_ERR_NOMEM) return nm_fail(err, qrc, "%s", werr.msg);
             nm_tier_action a = nm_tier_after(&st, &ch, &R, NM_TIER_NO_PATH);
             note(r, "tier %d (%s, %llu cells): search error: %s; ", round, kname, wcells, werr.msg);
@@ -1640,7 +1680,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 copy_gap(r, &sr);
             }
             nm_search_result_free(&sr);
-            keep_window(e, &wr, ch.kind, &w);
+            keep_window(e, &wr, ch.kind, &w, wstate, wblk);
             if (a == NM_TIER_FAIL) break;
             continue;
         }
@@ -1680,16 +1720,16 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                 nm_bgrd_out_free(&e->patch_goal);
                 if (hrc == NM_ERR_NOMEM) {
                     nm_search_result_free(&sr);
-                    keep_window(e, &wr, ch.kind, &w);
+                    keep_window(e, &wr, ch.kind, &w, wstate, wblk);
                     return nm_fail(err, hrc, "%s", herr.msg);
                 }
             }
         } else {
             nm_error perr2 = {0};
-            int prc = finish_route(e, z, &w, q, &sr, r, &perr2);
+            int prc = finish_route(e, z, &w, q, &sr, r, &wblk, &perr2);
             if (prc == NM_ERR_NOMEM) {
                 nm_search_result_free(&sr);
-                keep_window(e, &wr, ch.kind, &w);
+                keep_window(e, &wr, ch.kind, &w, wstate, wblk);
                 return nm_fail(err, prc, "%s", perr2.msg);
             }
             if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr2.msg);
@@ -1710,7 +1750,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                             (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
         }
         nm_search_result_free(&sr);
-        keep_window(e, &wr, ch.kind, &w);
+        keep_window(e, &wr, ch.kind, &w, wstate, wblk);
         break;
     }
     if (rc == NM_OK && nhops > 0) {

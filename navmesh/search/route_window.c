@@ -66,28 +66,47 @@ static int64_t trunc_cell(double p, double o)
     return (int64_t)((p - o) / NM_kCS); /* C cast: toward 0, as routeWindow's endpoint cells */
 }
 
-/* nearestCell: the mask cell with the smallest squared cell distance, row-major first on ties. */
+/* nearestCell: the mask cell with the smallest squared cell distance, row-major first on ties.
+ * Rows are visited outward from the raw cell's row, and in each row only the columns that can
+ * tie the best so far: the same cell as a whole-window scan, without reading the whole window. */
 static bool nearest_cell(const leg *L, const nm_mask *m, bool usable, int64_t ri, int64_t rj,
                          uint32_t *cell, double *d_px)
 {
     const nm_sctx *s = &L->s;
     int64_t best = INT64_MAX;
     uint32_t bc = NM_SEARCH_NONE;
-    for (uint32_t j = 0; j < s->ny; j++) {
-        const int64_t dy = (int64_t)j - rj;
-        if (dy * dy >= best)
-            continue; /* no cell of the row can be strictly nearer */
-        for (uint32_t i = 0, c = j * s->nx; i < s->nx; i++, c++) {
-            if (!nm_mask_in(m, c))
+    const int64_t ny = s->ny, nx = s->nx;
+    const int64_t up = rj < 0 ? -rj : rj, down = ny - 1 - rj < 0 ? rj - ny + 1 : ny - 1 - rj;
+    const int64_t reach = up > down ? up : down; /* the farthest row */
+    for (int64_t dy = 0; dy <= reach && dy * dy <= best; dy++)
+        for (int side = 0; side < (dy ? 2 : 1); side++) {
+            const int64_t j = side ? rj + dy : rj - dy;
+            if (j < 0 || j >= ny)
                 continue;
-            const int64_t dx = (int64_t)i - ri, d2 = dx * dx + dy * dy;
-            /* the span lookup only for a cell that would win */
-            if (d2 < best && (!usable || nm_search_cell_usable(s->w, c))) {
-                best = d2;
-                bc = c;
+            int64_t i0 = 0, i1 = nx - 1; /* the columns with dx^2 <= best - dy^2 */
+            if (best != INT64_MAX) {
+                const int64_t room = best - dy * dy;
+                int64_t r = (int64_t)sqrt((double)room);
+                while (r * r > room)
+                    r--;
+                while ((r + 1) * (r + 1) <= room)
+                    r++;
+                i0 = ri - r > 0 ? ri - r : 0;
+                i1 = ri + r < nx - 1 ? ri + r : nx - 1;
+            }
+            for (int64_t i = i0; i <= i1; i++) {
+                const uint32_t c = (uint32_t)(j * nx + i);
+                if (!nm_mask_in(m, c))
+                    continue;
+                const int64_t dx = i - ri, d2 = dx * dx + dy * dy;
+                /* the span lookup only for a cell that would win */
+                if ((d2 < best || (d2 == best && c < bc)) &&
+                    (!usable || nm_search_cell_usable(s->w, c))) {
+                    best = d2;
+                    bc = c;
+                }
             }
         }
-    }
     if (bc == NM_SEARCH_NONE)
         return false;
     *cell = bc;
@@ -359,25 +378,25 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
 {
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
-    int32_t *src = nm_malloc((size_t)s->ncell * sizeof *src);
-    uint8_t *seeds = nm_calloc(s->ncell, 1);
-    if (!src || !seeds) {
-        nm_free(src);
-        nm_free(seeds);
-        return nm_fail(err, NM_ERR_NOMEM, "search: corridor: out of memory");
-    }
+    /* the sources and the seeds live in the linked check's queue and marks, idle between the
+     * solves (and kept with a kept window): no new pages for 5 B a cell */
+    int32_t *src = (int32_t *)s->queue;
+    uint8_t *seeds = s->seen;
+    memset(seeds, 0, s->ncell);
     mark_cells(seeds, seed->cell, seed->n);
     int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
     int edge = 0;
     const int64_t m = NM_kTrustMargin;
+    const nm_grid_divider row = nm_grid_divider_of(s->nx); /* no division a cell */
     for (uint32_t c = 0, i = 0, j = 0; rc == NM_OK && c < s->ncell; c++) {
         double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
         bool in = seeds[c] != 0;
         if (src[c] >= 0) {
             hw = w->dist[src[c]];
             if (!in) { /* the seed's own cells need no distance */
-                double ex = ((double)i - (double)((uint32_t)src[c] % s->nx)) * NM_kCS;
-                double ey = ((double)j - (double)((uint32_t)src[c] / s->nx)) * NM_kCS;
+                const uint32_t sj = nm_grid_div(&row, (uint32_t)src[c]), si = (uint32_t)src[c] - sj * s->nx;
+                double ex = ((double)i - (double)si) * NM_kCS;
+                double ey = ((double)j - (double)sj) * NM_kCS;
                 in = ex * ex + ey * ey <= hw * hw;
             }
         }
@@ -414,8 +433,6 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
                 edge = 1;
         }
     }
-    nm_free(src);
-    nm_free(seeds);
     return rc ? rc : edge;
 }
 
@@ -1028,32 +1045,75 @@ static int run(leg *L, nm_error *err)
     return NM_OK;
 }
 
+/* The search state for window w: the one an earlier search on w handed back (its arrays depend on
+ * the window alone, and SpanAstar resets the nodes it touched when it starts), else a new one. */
+static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_error *err)
+{
+    if (kept && kept->nx == (uint32_t)w->win.nx && kept->ny == (uint32_t)w->win.ny &&
+        kept->nspans == w->spans.nspans) {
+        *s = *kept;
+        nm_free(kept);
+        s->w = w; /* the window struct moved; its arrays did not */
+        s->t = &w->spans;
+        return NM_OK;
+    }
+    nm_search_state_free(kept);
+    return nm_search_ctx_init(s, w, err);
+}
+
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
                            nm_error *err)
 {
-    if (!out)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no result");
-    memset(out, 0, sizeof *out);
-    if (!w || !req)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: no window or request");
-    if (!w->dist)
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: window: dist layer missing");
-    if (!isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) || !isfinite(req->gy))
-        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: endpoint not finite");
+    const char *bad = !out ? "no result" : !w || !req ? "no window or request"
+                      : !w->dist ? "window: dist layer missing"
+                      : !isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) ||
+                              !isfinite(req->gy)
+                          ? "endpoint not finite"
+                          : NULL;
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (bad) {
+        if (req)
+            nm_search_state_free(req->state); /* taken over in every case */
+        return nm_fail(err, NM_ERR_ARG, "search: routeWindow: %s", bad);
+    }
     leg L;
     memset(&L, 0, sizeof L);
     L.req = req;
     L.out = out;
     L.t0 = now_ms();
-    int rc = nm_search_ctx_init(&L.s, w, err);
+    int rc = take_state(&L.s, w, req->state, err);
     if (rc)
         return rc;
     rc = run(&L, err);
     leg_free(&L);
-    nm_search_ctx_free(&L.s);
+    if (!rc && req->keep_state && (out->state = nm_malloc(sizeof *out->state)))
+        *out->state = L.s; /* the next search on this window starts from its pages */
+    else
+        nm_search_ctx_free(&L.s);
     if (rc)
         nm_search_result_free(out);
     return rc;
+}
+
+size_t nm_search_state_bytes(const struct nm_sctx *s)
+{
+    if (!s)
+        return 0;
+    const size_t nn = s->nnodes, ns = s->nspans ? s->nspans : 1, nl = s->w ? s->w->nlinks : 0;
+    return nn * sizeof *s->node + (nn / 64 + 1) * sizeof *s->closed + ns * sizeof *s->touched +
+           ((size_t)s->nspans + 1) * sizeof *s->lk_off + ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
+           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_bycell) +
+           (size_t)s->ncell * (sizeof *s->walk + sizeof *s->queue + sizeof *s->seen) +
+           s->heap.cap * sizeof *s->heap.it;
+}
+
+void nm_search_state_free(struct nm_sctx *s)
+{
+    if (!s)
+        return;
+    nm_search_ctx_free(s);
+    nm_free(s);
 }
 
 bool nm_search_final_refuses(const nm_search_result *r)
@@ -1088,4 +1148,6 @@ void nm_search_result_free(nm_search_result *r)
     nm_free(r->access);
     r->access = NULL;
     r->naccess = 0;
+    nm_search_state_free(r->state);
+    r->state = NULL;
 }

@@ -21,6 +21,10 @@ extern "C" {
 typedef bool (*nm_search_los_fn)(void *ctx, const uint8_t *solidc, uint32_t from_span,
                                  uint32_t to_span);
 
+/* The per-window state of the searches (their work arrays, sized by the window: node records,
+ * the linked check's queue and marks, the walk mask, the link index). Opaque. */
+struct nm_sctx;
+
 /* One leg inside one tier's window. */
 typedef struct nm_search_request {
     double sx, sy;        /* start, px */
@@ -42,6 +46,9 @@ typedef struct nm_search_request {
                              on a window of 65536 spans or more when the machine has two cores */
     unsigned region_sides; /* window sides on the region rectangle (NM_SIDE_* of route.h: bit 0
                               x0, 1 y0, 2 x1, 3 y1): the corridor's outer-ring check skips them */
+    struct nm_sctx *state; /* the state an earlier search on this same window handed back
+                              (out->state), or NULL; taken over in every case */
+    bool keep_state;       /* hand the state back in out->state (the caller keeps the window) */
 } nm_search_request;
 
 /* Result status. */
@@ -136,6 +143,9 @@ typedef struct nm_search_result {
     double gap_sx, gap_sy, gap_gx, gap_gy, gap_dist; /* px */
 
     double ms_topo, ms_geo; /* stage times (拓扑段, 几何段) */
+
+    struct nm_sctx *state; /* with req->keep_state: the window's search state, for the next search
+                              on the same window (or nm_search_state_free) */
 } nm_search_result;
 
 /* routeWindow's searches (两段搜索) for one leg in one window. Returns NM_OK with out->status
@@ -144,6 +154,10 @@ typedef struct nm_search_result {
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
                            nm_error *err);
 void nm_search_result_free(nm_search_result *r);
+/* Frees a search state handed back in nm_search_result.state (NULL: nothing). */
+void nm_search_state_free(struct nm_sctx *s);
+/* Bytes the state holds (NULL: 0). */
+size_t nm_search_state_bytes(const struct nm_sctx *s);
 
 /* 最终判定 (窗口分档): the route cannot be walked when an end snapped farther than kSnapRadius
  * from the reach set or the goal is cut off. The baseline fixes the snaps and the cut-off, so a

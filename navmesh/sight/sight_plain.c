@@ -16,34 +16,82 @@
  * (-kClimb below, kStepUp + kQH above), with room for float rounding. */
 #define NM_kPlainDh 1.25
 
+/* Row j's one-span heights (NaN for an empty or many-span cell), reading the occupied cells'
+ * span counts in order: the occupied index is counted along the row, not looked up per cell. */
+static void one_span_row(const nm_span_table *t, int64_t nx, int64_t j, float *h)
+{
+    const uint64_t c0 = (uint64_t)(j * nx);
+    int64_t k = nm_span_cell_index(t, (uint32_t)c0); /* the row's first occupied index */
+    if (k < 0) { /* c0 is empty: count the occupied cells before it */
+        const uint64_t word = t->occ_bits[c0 >> 6];
+        k = (int64_t)t->occ_rank[c0 >> 6] + nm_grid_popc64(word & (((uint64_t)1 << (c0 & 63)) - 1));
+    }
+    for (int64_t i = 0; i < nx; i++) {
+        const uint64_t c = c0 + (uint64_t)i;
+        h[i] = NAN;
+        if ((t->occ_bits[c >> 6] >> (c & 63)) & 1u) {
+            if (t->cs[k + 1] - t->cs[k] == 1)
+                h[i] = t->sp_h[t->cs[k]];
+            k++;
+        }
+    }
+}
+
 int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_error *err)
 {
     const int64_t nx = w->win.nx, ny = w->win.ny;
-    float *rows = nm_malloc(3 * (size_t)nx * sizeof *rows); /* one-span heights of j-1, j, j+1 */
+    /* one-span heights of rows j-1, j, j+1, and the least and greatest of each column's three */
+    float *rows = nm_malloc(5 * (size_t)nx * sizeof *rows);
     if (!rows)
         return nm_fail(err, NM_ERR_NOMEM, "sight: plain cells: out of memory");
-    float *hr[3] = {rows, rows + nx, rows + 2 * nx};
+    float *hr[3] = {rows, rows + nx, rows + 2 * nx}, *lo = rows + 3 * nx, *hi = rows + 4 * nx;
     for (int64_t i = 0; i < nx; i++)
         hr[0][i] = NAN;
+    one_span_row(&w->spans, nx, 0, hr[1]);
     for (int64_t j = 0; j < ny; j++) {
-        for (int64_t i = 0; i < nx; i++) { /* row j + 1 into hr[2] */
-            uint32_t f, n = j + 1 < ny ? nm_span_cell_spans(&w->spans, (uint32_t)((j + 1) * nx + i), &f) : 0;
-            hr[2][i] = n == 1 ? w->spans.sp_h[f] : NAN;
-        }
-        if (j == 0)
-            for (int64_t i = 0; i < nx; i++) {
-                uint32_t f, n = nm_span_cell_spans(&w->spans, (uint32_t)i, &f);
-                hr[1][i] = n == 1 ? w->spans.sp_h[f] : NAN;
+        if (j + 1 < ny)
+            one_span_row(&w->spans, nx, j + 1, hr[2]);
+        else
+            for (int64_t i = 0; i < nx; i++)
+                hr[2][i] = NAN;
+        for (int64_t i = 0; i < nx; i++) { /* NaN (no one-span neighbour) compares false */
+            float l = INFINITY, u = -INFINITY;
+            for (int d = 0; d < 3; d++) {
+                l = hr[d][i] < l ? hr[d][i] : l;
+                u = hr[d][i] > u ? hr[d][i] : u;
             }
+            lo[i] = l;
+            hi[i] = u;
+        }
+        uint8_t *rr = r + j * nx;
+        const uint8_t *up = j > 0 ? rr - nx : rr; /* row j - 1 of r (after its forward pass) */
         for (int64_t i = 0; i < nx; i++) {
             const size_t c = (size_t)(j * nx + i);
             const float h = hr[1][i];
             bool plain = on[c] && w->stepbits[c] == 0 && !isnan(h);
-            for (int dj = 0; plain && dj < 3; dj++)
-                for (int64_t a = i - 1; plain && a <= i + 1; a++)
-                    if (a >= 0 && a < nx && !isnan(hr[dj][a]) && fabsf(hr[dj][a] - h) > (float)NM_kPlainDh)
-                        plain = false;
-            r[c] = plain;
+            if (plain) {
+                /* a neighbour a with |a - h| > kPlainDh: a - h rounds monotonically in a, so
+                 * some a has it exactly when the least or the greatest one does */
+                float l = lo[i], u = hi[i];
+                if (i > 0) {
+                    l = lo[i - 1] < l ? lo[i - 1] : l;
+                    u = hi[i - 1] > u ? hi[i - 1] : u;
+                }
+                if (i + 1 < nx) {
+                    l = lo[i + 1] < l ? lo[i + 1] : l;
+                    u = hi[i + 1] > u ? hi[i + 1] : u;
+                }
+                plain = !(fabsf(u - h) > (float)NM_kPlainDh) && !(fabsf(l - h) > (float)NM_kPlainDh);
+            }
+            /* Chebyshev distance to the nearest cell that is not plain (outside the window
+             * counts), 255 at most: the forward chamfer pass with unit weights, row by row */
+            unsigned m = 0;
+            if (plain && i > 0 && j > 0 && i < nx - 1) {
+                m = up[i - 1] < up[i] ? up[i - 1] : up[i];
+                m = up[i + 1] < m ? up[i + 1] : m;
+                m = rr[i - 1] < m ? rr[i - 1] : m;
+            }
+            rr[i] = plain ? (uint8_t)(m + 1 > 255 ? 255 : m + 1) : 0;
         }
         float *t = hr[0];
         hr[0] = hr[1];
@@ -51,25 +99,7 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
         hr[2] = t;
     }
     nm_free(rows);
-    /* Chebyshev distance to the nearest cell that is not plain (outside the window counts), 255 at
-     * most: two chamfer passes with unit weights */
-    for (int64_t j = 0; j < ny; j++)
-        for (int64_t i = 0; i < nx; i++) {
-            const size_t c = (size_t)(j * nx + i);
-            if (!r[c])
-                continue;
-            unsigned m = 255;
-            if (i == 0 || j == 0 || i == nx - 1)
-                m = 0;
-            else {
-                const uint8_t *up = r + c - nx;
-                m = up[-1] < m ? up[-1] : m;
-                m = up[0] < m ? up[0] : m;
-                m = up[1] < m ? up[1] : m;
-                m = r[c - 1] < m ? r[c - 1] : m;
-            }
-            r[c] = (uint8_t)(m + 1 > 255 ? 255 : m + 1);
-        }
+    /* the backward pass */
     for (int64_t j = ny; j-- > 0;)
         for (int64_t i = nx; i-- > 0;) {
             const size_t c = (size_t)(j * nx + i);

@@ -385,6 +385,65 @@ Test(nearest_source, equals_the_one_neighbour_at_a_time_sweep_ties_included)
     }
 }
 
+/* The row of a cell number by a multiply and a shift equals the integer division, for widths
+ * from 1 to 2^31 - 1 (powers of two and their neighbours among them) and cell numbers up to
+ * 2^31 - 1. Fails when the multiplier is rounded down or the shift is one short. */
+Test(nearest_source, divider_gives_the_quotient_of_every_cell_number)
+{
+    uint32_t ds[64] = {1, 2, 3, 5, 7, 63, 64, 65, 1000, 1283, 1664, 2718, 65535, 65536, 65537,
+                       (1u << 20) + 1, 1u << 30, (1u << 30) + 1, 0x7FFFFFFFu, 0x7FFFFFFEu};
+    uint64_t rng = 5;
+    for (int k = 20; k < 64; k++)
+        ds[k] = 1 + (uint32_t)(rng_unit(&rng) * (k < 40 ? 5000.0 : 2147483646.0));
+    for (int k = 0; k < 64; k++) {
+        const uint32_t d = ds[k];
+        const nm_grid_divider v = nm_grid_divider_of(d);
+        const uint32_t edge[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 0x7FFFFFFEu, 0x7FFFFFFFu,
+                                 0x7FFFFFFFu / d * d, 0x7FFFFFFFu / d * d - 1};
+        for (size_t e = 0; e < sizeof edge / sizeof edge[0]; e++)
+            if (edge[e] <= 0x7FFFFFFFu)
+                cr_assert_eq(nm_grid_div(&v, edge[e]), edge[e] / d, "%u / %u", edge[e], d);
+        for (int t = 0; t < 20000; t++) {
+            const uint32_t c = (uint32_t)(rng_unit(&rng) * 2147483647.0);
+            cr_assert_eq(nm_grid_div(&v, c), c / d, "%u / %u", c, d);
+        }
+    }
+}
+
+/* The corridor's use: a few thousand seeds along a wandering path in a window of a million
+ * cells, so most cells share their neighbours' source (the sweeps skip those takes) and the
+ * sources lie hundreds of cells away; widths 1, powers of two and odd ones for the row of a cell
+ * number (a multiply and a shift). Fails when a take keeps a tie's candidate or a row is off. */
+Test(nearest_source, path_seeds_in_wide_windows_equal_the_one_neighbour_at_a_time_sweep)
+{
+    static const int size[][2] = {{1, 700}, {700, 1}, {1024, 640}, {1283, 777}, {64, 2049}};
+    uint64_t rng = 17;
+    for (size_t k = 0; k < sizeof size / sizeof size[0]; k++) {
+        const int W = size[k][0], H = size[k][1];
+        uint8_t *ob = calloc((size_t)W * H, 1);
+        int32_t *src = malloc((size_t)W * H * sizeof *src), *ref = malloc((size_t)W * H * sizeof *ref);
+        cr_assert(ob && src && ref);
+        int x = W / 5, y = H / 3;
+        for (int n = 0; n < 3000; n++) { /* a walk drifting right and down, and a few lone seeds */
+            ob[(size_t)y * W + x] = 1;
+            const double u = rng_unit(&rng), v = rng_unit(&rng);
+            const int dx = u < 0.6 ? 1 : u < 0.8 ? 0 : -1, dy = v < 0.45 ? 1 : v < 0.75 ? 0 : -1;
+            x = x + dx < 0 || x + dx >= W ? x : x + dx;
+            y = y + dy < 0 || y + dy >= H ? y : y + dy;
+            if (n % 500 == 0)
+                ob[(size_t)(rng_unit(&rng) * H) * W + (size_t)(rng_unit(&rng) * W)] = 1;
+        }
+        nm_error err = {0};
+        cr_assert_eq(nm_grid_nearest_source(W, H, ob, src, &err), NM_OK);
+        nearest_source_ref(W, H, ob, ref);
+        for (int c = 0; c < W * H; c++)
+            cr_assert_eq(src[c], ref[c], "%dx%d: cell %d", W, H, c);
+        free(ob);
+        free(src);
+        free(ref);
+    }
+}
+
 /* Two walls across a random mask (rows 0 and 40), so every round has a corridor axis. */
 static void corridor_into(uint8_t *ob, int W, int round)
 {

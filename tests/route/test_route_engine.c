@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "route/route.h"
+#include "search/search_internal.h"
 
 static char g_dir[512];
 static nm_pack g_pack;
@@ -392,7 +393,9 @@ static void expect_same_plan(const nm_route_result *a, const nm_route_result *b,
 }
 
 /* Legs planned back to back in one region take the Full window the engine kept from the last
- * one, and plan exactly as on a fresh engine; another no-go state needs another window. */
+ * one, with the searches' state (their work arrays, nodes the last leg touched included) and
+ * the blocker segments (their bucket index and query marks included), and
+ * plan exactly as on a fresh engine; another no-go state needs another window. */
 Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
 {
     nm_route_engine e, f;
@@ -405,8 +408,15 @@ Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
     cr_assert_eq(nm_route_plan(&e, &q1, &r1, &err), NM_OK, "%s", err.msg);
     cr_assert(r1.ok, "%s", r1.error);
     cr_expect_eq(r1.windows_kept, 0, "a new engine has no window");
+    cr_assert_not_null(e.kept_state, "the search state stays with the Full window");
+    const nm_snode *nodes = e.kept_state->node;
+    const struct nm_sight_blockers *blk = e.kept_blk;
+    cr_assert_not_null(blk, "and the window's blocker segments");
     cr_assert_eq(nm_route_plan(&e, &q2, &r2, &err), NM_OK, "%s", err.msg);
     cr_expect_eq(r2.windows_kept, 1, "the first leg's Full window");
+    cr_assert_not_null(e.kept_state);
+    cr_expect_eq(e.kept_state->node, nodes, "the second leg searched on the first leg's node records");
+    cr_expect_eq(e.kept_blk, blk, "the second leg's post-processing used the first leg's blockers");
     cr_assert_eq(nm_route_engine_open(&f, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
     cr_assert_eq(nm_route_plan(&f, &q2, &want, &err), NM_OK, "%s", err.msg);
     cr_expect_eq(want.windows_kept, 0);

@@ -728,6 +728,56 @@ Test(search, goal_on_walk_outside_the_reach_set_is_cut_off)
     fx_free(&w);
 }
 
+/* 吸附锚点 (nearestCell): the walk cell with a usable span nearest the raw endpoint's cell, the
+ * first in row-major order on ties, on random rooms with the ends anywhere (on walls too, far
+ * from open ground). Fails when a tie goes to a later cell or a nearer row is not read. */
+Test(search, snap_anchor_is_the_nearest_usable_walk_cell_row_major_first_on_ties)
+{
+    srand(777);
+    int far = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        enum { NX = 31, NY = 23 };
+        static char buf[NY][NX + 1];
+        const char *rows[NY];
+        const int holes = trial % 3 == 0 ? 96 : 30; /* some rooms nearly all wall */
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                buf[j][i] = rand() % 100 < holes ? '#' : '.';
+            buf[j][NX] = 0;
+            rows[j] = buf[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rows, NY, false), NM_OK);
+        const int si = rand() % NX, sj = rand() % NY, gi = rand() % NX, gj = rand() % NY;
+        uint32_t want[2] = {NM_SEARCH_NONE, NM_SEARCH_NONE};
+        int64_t wd[2] = {INT64_MAX, INT64_MAX};
+        const int end[2][2] = {{si, sj}, {gi, gj}};
+        for (int e = 0; e < 2; e++)
+            for (uint32_t c = 0; c < (uint32_t)(NX * NY); c++) {
+                const int64_t dx = (int64_t)(c % NX) - end[e][0], dy = (int64_t)(c / NX) - end[e][1];
+                if (w.core[c] && w.lay[c] && nm_search_cell_usable(&w, c) && dx * dx + dy * dy < wd[e]) {
+                    wd[e] = dx * dx + dy * dy;
+                    want[e] = c;
+                }
+            }
+        nm_search_request q = fx_req(si, sj, gi, gj, 0.0);
+        nm_search_result r;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_route_window(&w, &q, &r, &err), NM_OK, "%s", err.msg);
+        if (want[0] == NM_SEARCH_NONE || want[1] == NM_SEARCH_NONE) {
+            cr_expect_eq(r.fail_kind, NM_SEARCH_FAIL_NO_SNAP, "trial %d", trial);
+        } else if (!(r.warnings & NM_SEARCH_WARN_CELL)) { /* the cell level snaps again */
+            cr_expect_eq(r.start_anchor, want[0], "trial %d: start (%d, %d)", trial, si, sj);
+            cr_expect_eq(r.goal_anchor, want[1], "trial %d: goal (%d, %d)", trial, gi, gj);
+            cr_expect_float_eq(r.snap_start, sqrt((double)wd[0]) * NM_kCS, 1e-12);
+            far += wd[0] > 4;
+        }
+        nm_search_result_free(&r);
+        fx_free(&w);
+    }
+    cr_expect_gt(far, 3, "some ends snap from afar (%d)", far);
+}
+
 /* ---- link access chains for every link when the channel stays unlinked ------------------------- */
 Test(search, all_links_get_access_chains_when_the_channel_is_unlinked)
 {

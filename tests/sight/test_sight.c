@@ -4,6 +4,7 @@
  * edges, the LayerOracle under a bridge deck, empty-column allowances and the drop mode, the
  * views and the route mask. */
 #include "sight_fixture.h"
+#include <stdlib.h>
 
 /* ---- 取格 ---- */
 Test(sight, digital_line_from_0_0_to_2_1_differs_by_direction)
@@ -643,6 +644,95 @@ Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
     cr_assert_gt(fast, 2000, "the shortcut is taken (%u)", fast);
     cr_assert_gt(refused, 20000, "vis refuses many chords (%u)", refused);
     nm_sight_oracle_free(&o);
+    fx_free(&w);
+}
+
+/* The plain field as the header defines it, cell by cell: plain = on, one span, no step bits and
+ * every one-span 8-neighbour within 1.25 m (compared as |a - h| in float); then the Chebyshev
+ * distance to the nearest cell that is not plain or outside the window, by a breadth-first
+ * flood with 8-neighbour moves, capped at 255. */
+static void plain_ref(const nm_window *w, const uint8_t *on, uint8_t *r)
+{
+    const int nx = w->win.nx, ny = w->win.ny;
+    int *q = malloc((size_t)nx * ny * sizeof *q), *d = malloc((size_t)nx * ny * sizeof *d);
+    cr_assert(q && d);
+    size_t head = 0, tail = 0;
+    for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+            const int c = j * nx + i;
+            uint32_t f, n = nm_span_cell_spans(&w->spans, (uint32_t)c, &f);
+            bool plain = on[c] && w->stepbits[c] == 0 && n == 1;
+            for (int b = j - 1; plain && b <= j + 1; ++b)
+                for (int a = i - 1; plain && a <= i + 1; ++a) {
+                    uint32_t g, m = a >= 0 && b >= 0 && a < nx && b < ny
+                                        ? nm_span_cell_spans(&w->spans, (uint32_t)(b * nx + a), &g) : 0;
+                    if (m == 1 && fabsf(w->spans.sp_h[g] - w->spans.sp_h[f]) > 1.25f)
+                        plain = false;
+                }
+            d[c] = -1;
+            if (!plain) {
+                d[c] = 0;
+                q[tail++] = c;
+            }
+        }
+    for (int j = 0; j < ny; ++j) /* the cells next to the outside are 1 away from it */
+        for (int i = 0; i < nx; ++i)
+            if (d[j * nx + i] < 0 && (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)) {
+                d[j * nx + i] = 1;
+                q[tail++] = j * nx + i;
+            }
+    for (; head < tail; ++head) { /* the zeros come first, then the ones: levels in order */
+        const int c = q[head], i = c % nx, j = c / nx;
+        for (int b = j - 1; b <= j + 1; ++b)
+            for (int a = i - 1; a <= i + 1; ++a)
+                if (a >= 0 && b >= 0 && a < nx && b < ny && d[b * nx + a] < 0) {
+                    d[b * nx + a] = d[c] + 1;
+                    q[tail++] = b * nx + a;
+                }
+    }
+    for (int c = 0; c < nx * ny; ++c)
+        r[c] = (uint8_t)(d[c] > 255 ? 255 : d[c]);
+    free(q);
+    free(d);
+}
+
+/* nm_sight_plain_build equals the definition: rolling slopes steep enough in places to break the
+ * 1.25 m bound, cliffs, a deck (two spans), empty cells, forbidden steps and holes in the on mask,
+ * and a wide flat field whose distances reach the cap. Fails when a neighbour's height is not
+ * compared, or a distance is one off. */
+Test(sight, plain_field_equals_the_cell_by_cell_definition)
+{
+    enum { NX = 800, NY = 560 };
+    uint64_t seed = 0x243F6A8885A308D3ULL;
+    static float fl[NX * NY];
+    static fx_span extra[NX * NY];
+    static uint8_t on[NX * NY], r[NX * NY], ref[NX * NY];
+    size_t nextra = 0;
+    for (int j = 0; j < NY; ++j)
+        for (int i = 0; i < NX; ++i) {
+            float h = 0.0f;
+            if (i < 200) /* rolling ground, some slopes over 1.25 m a cell */
+                h = 3.0f * sinf(0.35f * (float)i) * cosf(0.2f * (float)j) + (j > 100 && j < 110 ? 1.3f * (float)(i % 3) : 0.0f);
+            fl[j * NX + i] = i < 200 && plain_rng(&seed) % 53 == 0 ? NAN : h;
+            if (i >= 40 && i < 70 && j >= 30 && j < 90)
+                extra[nextra++] = (fx_span){i, j, h + 6.0f};
+        }
+    nm_window w;
+    fx_window(&w, NX, NY, 2.0, 3.0, fl, extra, nextra);
+    for (int k = 0; k < 300; ++k)
+        w.stepbits[(plain_rng(&seed) % NY) * NX + plain_rng(&seed) % 200] = 1;
+    for (int c = 0; c < NX * NY; ++c)
+        on[c] = (c % NX) >= 200 || plain_rng(&seed) % 41 != 0;
+    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    plain_ref(&w, on, ref);
+    uint32_t capped = 0, plain = 0;
+    for (int c = 0; c < NX * NY; ++c) {
+        cr_assert_eq(r[c], ref[c], "cell (%d, %d)", c % NX, c / NX);
+        capped += r[c] == 255;
+        plain += r[c] > 0 && c % NX < 200;
+    }
+    cr_assert_gt(capped, 1000, "the cap is reached (%u)", capped);
+    cr_assert_gt(plain, 5000, "the rolling ground has plain cells (%u)", plain);
     fx_free(&w);
 }
 
