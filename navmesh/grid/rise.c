@@ -72,7 +72,9 @@ bool nm_grid_rise_ok(const nm_span_table *t, const nm_fall_gate *gate, int32_t i
      * level over the landing. The look-ahead of step 2 covers this beyond kClimb; within it a
      * floor's edge over a stairwell stepped down 3 m onto the flight below, under the flight
      * above (large world leg 28 of --random 30 --seed 7: 8 -> 5 -> 4 -> 1.25 -> 0 m through
-     * the garage's stacked flights, reported as one drop through two floors). */
+     * the garage's stacked flights, reported as one drop through two floors). Kept by the
+     * project's decision (sixth session): the article's table would pass such a step, but the
+     * character's body would pass through the level over the landing. */
     if (dh < -NM_kBumpUp &&
         nm_grid_level_at(t, i, j, dx, dy, 1, ha + 0.5 * (NM_kFallClimb + NM_kFallHeight),
                          0.5 * (NM_kFallHeight - NM_kFallClimb)))
