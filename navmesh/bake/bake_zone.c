@@ -425,10 +425,21 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
         double ua, va, ub, vb;
         cell_centre(&zw->win, ca, &ua, &va);
         cell_centre(&zw->win, cb, &ub, &vb);
-        if (!o->gap_blocked(o->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb, fmax(ha, hb) - 0.1))
+        const double lo = fmin(ha, hb) + NM_kFallClimb, hi = fmax(ha, hb) - 0.1;
+        if (!o->gap_blocked(o->drop_ctx, ua, va, ub, vb, lo, hi))
             return false; /* a slope, no face between: a seam */
-        if (!riser)
+        if (!riser) {
             *h = (float)(surf[0] < surf[1] ? ha : surf[1] < surf[0] ? hb : fmax(ha, hb));
+            /* a later round: a levelled side is a crack's cell, not its surface, so the nearer
+             * surface says little; the cell takes the side the face does not part it from */
+            if (lvl) {
+                double uc, vc;
+                cell_centre(&zw->win, (uint32_t)(gj * nx + gi), &uc, &vc);
+                bool fa = o->gap_blocked(o->drop_ctx, ua, va, uc, vc, lo, hi);
+                bool fb = o->gap_blocked(o->drop_ctx, uc, vc, ub, vb, lo, hi);
+                if (fa != fb) *h = (float)(fa ? hb : ha);
+            }
+        }
         riser = true;
     }
     return riser;
