@@ -389,7 +389,9 @@ static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, float la, 
  * keeps at a rise's top and foot (tools/navbake/recast_shim.cpp), not a seam between two meshes.
  * True with *h = the height of the side whose surface is nearer (the higher on a tie: the strips
  * are the same width, so the face stands in the crack's middle); an axis whose sides are within
- * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. */
+ * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. lvl (NULL in
+ * the first round): the heights earlier rounds levelled cells to (NaN: not levelled); such a cell
+ * counts as surface, and a cell judged against one takes the side the face does not part it from. */
 static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj, const uint8_t *core,
                         const float *lvl, int32_t li0, int32_t lj0, int32_t lw, int32_t lh, float *h)
 {
@@ -445,20 +447,22 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
     return riser;
 }
 
-/* The cells of a crack across a riser (riser_crack) take the height of the side they are nearer:
- * the lone rim span of a column of one span, and a made-up cell's Ghost record (raised[]: local
- * cell, height; ascending). CloseCracks then closes the crack as the edges of the top and the
- * foot, and RiseOk sees the rise's face where they meet, as it sees a face between a top and its
- * foot next to each other (垂直可达判据: a step up over kStepUp refused, a step down passed): the
- * rims' and the made-up heights were a ramp of small steps up the face (navcat-bridges leg 20
- * climbed 0.58 m onto the steep grass block's side). Every cell is judged on the heights as
- * rasterised, then the rims are set, so the result does not depend on the order. */
 static int raised_cmp(const void *a, const void *b)
 {
     size_t x = ((const raised_cell *)a)->l, y = ((const raised_cell *)b)->l;
     return (x > y) - (x < y);
 }
 
+/* The cells of a crack across a riser (riser_crack) take the height of their side: the lone rim
+ * span of a column of one span, and a made-up cell's Ghost record (raised[]: local cell, height;
+ * ascending). CloseCracks then closes the crack as the edges of the top and the foot, and RiseOk
+ * sees the rise's face where they meet, as it sees a face between a top and its foot next to each
+ * other (垂直可达判据: a step up over kStepUp refused, a step down passed): the rims' and the
+ * made-up heights were a ramp of small steps up the face (navcat-bridges leg 20 climbed 0.58 m onto
+ * the steep grass block's side). In CloseCracks' rounds: a cell an earlier round levelled is a
+ * side of the cracks next to it (leg 43 climbed the island's corner through a cell CloseCracks
+ * closes in its second round). Every cell of a round is judged on the heights before it, then the
+ * round's cells are set, so the result does not depend on the order. */
 static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw, int32_t lh,
                               const uint8_t *layer, const uint8_t *core, raised_cell **raised, size_t *nraised,
                               nm_error *err)
