@@ -354,22 +354,27 @@ static bool holds_region(const zone_work *zw, uint32_t c, uint32_t r)
     return false;
 }
 
-/* The spans of region r nearest each other in window cells a and b (global): the pair a crack
- * between them joins; false when either holds none. */
-static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, uint32_t b, double *ha, double *hb)
+/* The heights of region r nearest each other in window cells a and b (global): the pair a crack
+ * between them joins; a levelled cell (la / lb not NaN) has that one height, another cell its
+ * spans of the region. False when either has none. */
+static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, float la, uint32_t b, float lb, double *ha,
+                         double *hb)
 {
     const nm_span_table *T = &zw->T;
     uint32_t fa, na = nm_span_cell_spans(T, a, &fa), fb, nb = nm_span_cell_spans(T, b, &fb);
+    if (!isnan(la)) na = 1;
+    if (!isnan(lb)) nb = 1;
     double best = INFINITY;
     for (uint32_t x = fa; x < fa + na; x++)
         for (uint32_t y = fb; y < fb + nb; y++) {
-            if (zw->rid[x] != r + 1 || zw->rid[y] != r + 1)
+            if ((isnan(la) && zw->rid[x] != r + 1) || (isnan(lb) && zw->rid[y] != r + 1))
                 continue;
-            double d = fabs((double)T->sp_h[x] - (double)T->sp_h[y]);
+            double hx = isnan(la) ? T->sp_h[x] : la, hy = isnan(lb) ? T->sp_h[y] : lb;
+            double d = fabs(hx - hy);
             if (d < best) {
                 best = d;
-                *ha = T->sp_h[x];
-                *hb = T->sp_h[y];
+                *ha = hx;
+                *hb = hy;
             }
         }
     return best < INFINITY;
@@ -384,9 +389,11 @@ static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, uint32_t b
  * keeps at a rise's top and foot (tools/navbake/recast_shim.cpp), not a seam between two meshes.
  * True with *h = the height of the side whose surface is nearer (the higher on a tie: the strips
  * are the same width, so the face stands in the crack's middle); an axis whose sides are within
- * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. */
+ * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. lvl (NULL in
+ * the first round): the heights earlier rounds levelled cells to (NaN: not levelled); such a cell
+ * counts as surface, and a cell judged against one takes the side the face does not part it from. */
 static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj, const uint8_t *core,
-                        int32_t li0, int32_t lj0, int32_t lw, int32_t lh, float *h)
+                        const float *lvl, int32_t li0, int32_t lj0, int32_t lw, int32_t lh, float *h)
 {
     const nm_bake_grid_opts *o = zw->opts;
     const nm_span_table *T = &zw->T;
@@ -395,42 +402,67 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
     for (int axis = 0; axis < 2; axis++) {
         const int32_t di = axis == 0, dj = axis == 1;
         int32_t near[2] = {0, 0}, surf[2] = {0, 0};
+        float lv[2] = {NAN, NAN}; /* a side's levelled height, from an earlier round */
         for (int sgn = 0; sgn < 2; sgn++)
             for (int32_t a = 1; a <= k && !surf[sgn]; a++) {
                 int32_t d = sgn ? a : -a, ni = gi + d * di, nj = gj + d * dj;
                 int32_t li = ni - li0, lj = nj - lj0;
                 if (ni < 0 || nj < 0 || ni >= nx || nj >= ny) break;
-                if (!near[sgn] && holds_region(zw, (uint32_t)(nj * nx + ni), r)) near[sgn] = d;
-                if (li >= 0 && lj >= 0 && li < lw && lj < lh && core[(size_t)lj * (size_t)lw + (size_t)li])
-                    surf[sgn] = a;
+                bool in = li >= 0 && lj >= 0 && li < lw && lj < lh;
+                size_t ln = in ? (size_t)lj * (size_t)lw + (size_t)li : 0;
+                bool lev = lvl && in && !isnan(lvl[ln]);
+                if (!near[sgn] && (lev || holds_region(zw, (uint32_t)(nj * nx + ni), r))) {
+                    near[sgn] = d;
+                    if (lev) lv[sgn] = lvl[ln];
+                }
+                if (in && (core[ln] || lev)) surf[sgn] = a;
             }
         if (!surf[0] || !surf[1])
             continue; /* CloseCracks does not close it across this axis */
         uint32_t ca = (uint32_t)((gj + near[0] * dj) * nx + gi + near[0] * di);
         uint32_t cb = (uint32_t)((gj + near[1] * dj) * nx + gi + near[1] * di);
         double ha = 0, hb = 0;
-        if (!nearest_pair(zw, r, ca, cb, &ha, &hb) || fabs(ha - hb) <= NM_kStepUp)
+        if (!nearest_pair(zw, r, ca, lv[0], cb, lv[1], &ha, &hb) || fabs(ha - hb) <= NM_kStepUp)
             return false; /* a seam across this axis */
         double ua, va, ub, vb;
         cell_centre(&zw->win, ca, &ua, &va);
         cell_centre(&zw->win, cb, &ub, &vb);
-        if (!o->gap_blocked(o->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb, fmax(ha, hb) - 0.1))
+        const double lo = fmin(ha, hb) + NM_kFallClimb, hi = fmax(ha, hb) - 0.1;
+        if (!o->gap_blocked(o->drop_ctx, ua, va, ub, vb, lo, hi))
             return false; /* a slope, no face between: a seam */
-        if (!riser)
+        if (!riser) {
             *h = (float)(surf[0] < surf[1] ? ha : surf[1] < surf[0] ? hb : fmax(ha, hb));
+            /* a later round: a levelled side is a crack's cell, not its surface, so the nearer
+             * surface says little; the cell takes the side the face does not part it from */
+            if (lvl) {
+                double uc, vc;
+                cell_centre(&zw->win, (uint32_t)(gj * nx + gi), &uc, &vc);
+                bool fa = o->gap_blocked(o->drop_ctx, ua, va, uc, vc, lo, hi);
+                bool fb = o->gap_blocked(o->drop_ctx, uc, vc, ub, vb, lo, hi);
+                if (fa != fb) *h = (float)(fa ? hb : ha);
+            }
+        }
         riser = true;
     }
     return riser;
 }
 
-/* The cells of a crack across a riser (riser_crack) take the height of the side they are nearer:
- * the lone rim span of a column of one span, and a made-up cell's Ghost record (raised[]: local
- * cell, height; ascending). CloseCracks then closes the crack as the edges of the top and the
- * foot, and RiseOk sees the rise's face where they meet, as it sees a face between a top and its
- * foot next to each other (垂直可达判据: a step up over kStepUp refused, a step down passed): the
- * rims' and the made-up heights were a ramp of small steps up the face (navcat-bridges leg 20
- * climbed 0.58 m onto the steep grass block's side). Every cell is judged on the heights as
- * rasterised, then the rims are set, so the result does not depend on the order. */
+static int raised_cmp(const void *a, const void *b)
+{
+    size_t x = ((const raised_cell *)a)->l, y = ((const raised_cell *)b)->l;
+    return (x > y) - (x < y);
+}
+
+/* The cells of a crack across a riser (riser_crack) take the height of their side: the lone rim
+ * span of a column of one span, and a made-up cell's Ghost record (raised[]: local cell, height;
+ * ascending). CloseCracks then closes the crack as the edges of the top and the foot, and RiseOk
+ * sees the rise's face where they meet, as it sees a face between a top and its foot next to each
+ * other (垂直可达判据: a step up over kStepUp refused, a step down passed): the rims' and the
+ * made-up heights were a ramp of small steps up the face (navcat-bridges leg 20 climbed 0.58 m onto
+ * the steep grass block's side). In CloseCracks' rounds: a cell an earlier round levelled is a
+ * side of the cracks next to it (leg 43 climbed the island's corner through a cell CloseCracks
+ * closes in its second round). Every cell of a round is judged on the heights before it, then the
+ * round's cells are set, so the result does not depend on the order. */
 static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj0, int32_t lw, int32_t lh,
                               const uint8_t *layer, const uint8_t *core, raised_cell **raised, size_t *nraised,
                               nm_error *err)
@@ -440,38 +472,69 @@ static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj
     if (!zw->opts || !zw->opts->gap_blocked)
         return NM_OK;
     nm_span_table *T = &zw->T;
-    size_t cap = 0;
-    for (int32_t lj = 0; lj < lh; lj++)
-        for (int32_t li = 0; li < lw; li++) {
-            size_t l = (size_t)lj * (size_t)lw + (size_t)li;
-            int32_t gi = li + li0, gj = lj + lj0;
-            float h = 0;
-            if (!layer[l] || core[l] || gi < 0 || gj < 0 || gi >= T->win.nx || gj >= T->win.ny ||
-                !riser_crack(zw, r, gi, gj, core, li0, lj0, lw, lh, &h))
-                continue;
-            if (*nraised == cap) {
-                size_t nc = cap ? 2 * cap : 64;
-                raised_cell *p = nm_realloc(*raised, nc * sizeof *p);
-                if (!p) return nm_fail(err, NM_ERR_NOMEM, "region %u: raised cells", r + 1);
-                *raised = p;
-                cap = nc;
+    const size_t nc = (size_t)lw * (size_t)lh;
+    raised_cell *found = NULL;
+    float *lvl = NULL; /* per local cell: the height it was levelled to, NaN if not */
+    size_t cap = 0, rcap = 0;
+    int rc = NM_OK;
+    /* In CloseCracks' rounds: a crack that closes against a cell an earlier round levelled (the
+     * corner where a top's eroded strip meets its side's) is judged with that cell as its side. */
+    for (int round = 0; round < 4; round++) {
+        size_t nf = 0;
+        for (int32_t lj = 0; lj < lh; lj++)
+            for (int32_t li = 0; li < lw; li++) {
+                size_t l = (size_t)lj * (size_t)lw + (size_t)li;
+                int32_t gi = li + li0, gj = lj + lj0;
+                float h = 0;
+                if (!layer[l] || core[l] || (lvl && !isnan(lvl[l])) || gi < 0 || gj < 0 || gi >= T->win.nx ||
+                    gj >= T->win.ny || !riser_crack(zw, r, gi, gj, core, lvl, li0, lj0, lw, lh, &h))
+                    continue;
+                if (nf == cap) {
+                    size_t n2 = cap ? 2 * cap : 64;
+                    raised_cell *p = nm_realloc(found, n2 * sizeof *p);
+                    if (!p) goto nomem;
+                    found = p;
+                    cap = n2;
+                }
+                found[nf++] = (raised_cell){l, h};
             }
-            (*raised)[(*nraised)++] = (raised_cell){l, h};
+        if (!nf) break;
+        if (!lvl) {
+            if (!(lvl = nm_malloc(nc * sizeof *lvl))) goto nomem;
+            for (size_t l = 0; l < nc; l++) lvl[l] = NAN;
         }
-    /* the rims (real spans) now; the made-up cells stay listed for region_ghosts */
-    size_t m = 0;
-    for (size_t q = 0; q < *nraised; q++) {
-        const raised_cell c = (*raised)[q];
-        if (layer[c.l] != LAYER_REAL) {
-            (*raised)[m++] = c;
-            continue;
+        /* every cell of the round was judged on the heights before it; now set them: the rims
+         * (real spans) at once, the made-up cells listed for region_ghosts */
+        for (size_t q = 0; q < nf; q++) {
+            const raised_cell c = found[q];
+            if (layer[c.l] != LAYER_REAL) {
+                if (*nraised == rcap) {
+                    size_t n2 = rcap ? 2 * rcap : 64;
+                    raised_cell *p = nm_realloc(*raised, n2 * sizeof *p);
+                    if (!p) goto nomem;
+                    *raised = p;
+                    rcap = n2;
+                }
+                (*raised)[(*nraised)++] = c;
+                lvl[c.l] = c.h;
+                continue;
+            }
+            int32_t gi = (int32_t)(c.l % (size_t)lw) + li0, gj = (int32_t)(c.l / (size_t)lw) + lj0;
+            uint32_t first, n = nm_span_cell_spans(T, (uint32_t)gj * (uint32_t)T->win.nx + (uint32_t)gi, &first);
+            if (n == 1 && zw->rid[first] == r + 1) {
+                T->sp_h[first] = c.h;
+                lvl[c.l] = c.h;
+            }
         }
-        int32_t gi = (int32_t)(c.l % (size_t)lw) + li0, gj = (int32_t)(c.l / (size_t)lw) + lj0;
-        uint32_t first, n = nm_span_cell_spans(T, (uint32_t)gj * (uint32_t)T->win.nx + (uint32_t)gi, &first);
-        if (n == 1 && zw->rid[first] == r + 1) T->sp_h[first] = c.h;
     }
-    *nraised = m;
-    return NM_OK;
+    if (*nraised > 1) qsort(*raised, *nraised, sizeof **raised, raised_cmp); /* ascending cells */
+    goto done;
+nomem:
+    rc = nm_fail(err, NM_ERR_NOMEM, "region %u: raised cells", r + 1);
+done:
+    nm_free(found);
+    nm_free(lvl);
+    return rc;
 }
 
 /* 5. per region: layer, Core, Ghost / Fill, clearance, sealed clearance, medial axis. Each

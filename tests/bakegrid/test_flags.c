@@ -637,3 +637,69 @@ Test(bakegrid, crack_across_a_riser_keeps_the_rise)
     double slope = crack_row_step(false);
     cr_assert_leq(slope, NM_kStepUp, "a crack with no face between is left as it is (%.2f m)", slope);
 }
+
+/* ---- a crack across a riser that closes in CloseCracks' second round --------------------------
+ * navcat-bridges leg 43 climbed the 1 m island's corner from the 0.3 m floor: the island's south
+ * strip (the crack to the floor) was levelled, but the cell just east of the island's east face, in
+ * that strip's row, held a rim between the two (0.55 m) and closes only once its western neighbour
+ * has (CloseCracks' second round: nothing Core north of it, its west neighbours made up). Here the
+ * foot (0 m) is Core up to v 9.75 with its rims in row v 9.75..10, the top (0.7 m) Core from v 10.25
+ * and u <= 10.25 (its rims in column u 10.25..10.5); the crack row v 10..10.25 between them is made
+ * up (closed at u < 6.75 by the foot) and ends at the cell X (u 10.25..10.5), which holds a steep
+ * joining quad's rim (0.39 m) and has the foot east of it (u >= 10.62). The top's body stands on
+ * u <= 10.3, v >= 10 (its faces in the cracks' middles: X lies on the foot's side). */
+static bool corner_body(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+{
+    (void)ctx;
+    if (lo > 0.7 || hi < 0.0) return false;
+    for (int s = 0; s <= 64; s++) { /* does the segment meet the body's footprint? */
+        double t = s / 64.0, u = u0 + t * (u1 - u0), v = v0 + t * (v1 - v0);
+        if (u <= 10.3 && v >= 10.0) return true;
+    }
+    return false;
+}
+
+static double corner_cell_h(bool body)
+{
+    const double e = 0.1;
+    sb b = {0};
+    mesh_group(&b, "foot");
+    mesh_rect(&b, 0, 0, 20 - e, 9.75 - e, 0.0, 0.25, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 9.75, 6.75 - e, 10.25 - e, 0.0, 0.25, 0, 0, 0, 0);
+    mesh_rect(&b, 10.62, 9.75, 20 - e, 10.25 - e, 0.0, 0.25, 0, 0, 0, 0);
+    mesh_group(&b, "top");
+    mesh_rect(&b, 6.75, 10.25, 10.25 - e, 14, 0.7, 0.25, 0, 0, 0, 0);
+    mesh_group(&b, "join");
+    mesh_quad4(&b, 10.26, 10.05, 10.36, 10.2, 0.3, 0.3, 0.45, 0.45);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = body ? corner_body : NULL, .keep_records = true};
+    nm_bake_grid_zone z;
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
+    nm_zone_clean_free(zc);
+    uint32_t n;
+    const nm_grid_rec *r = recs_at(&z, cell_of(10.375), cell_of(10.125), &n, NULL);
+    double h = NAN;
+    for (uint32_t k = 0; k < n; k++)
+        if (!(r[k].flags & NM_GRID_FILL) && (isnan(h) || r[k].h < h)) h = r[k].h;
+    cr_assert(!isnan(h), "the corner cell has a record");
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+    return h;
+}
+
+Test(bakegrid, crack_across_a_riser_closes_at_its_corner)
+{
+    /* with the body: X takes the height of the side the top's face does not part it from (the
+     * foot east of it; the crack's cell west of it was levelled to the top's in the first round),
+     * so RiseOk sees the face between X and that cell, not a ramp of small steps */
+    double with_body = corner_cell_h(true);
+    cr_assert_float_eq(with_body, 0.0, 1e-3, "the corner cell is at %.3f m, between foot and top", with_body);
+    /* no body: left as rasterised */
+    double none = corner_cell_h(false);
+    cr_assert(none > 0.2 && none < 0.6, "a corner with no face is left as it is (%.2f m)", none);
+}
