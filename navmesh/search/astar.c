@@ -478,6 +478,10 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_via = NULL;
     *n = 0;
     reset_span_nodes(s);
+    s->wider_cut = false;
+    /* q->mask with the wider first layer: tested only where q->mask refuses */
+    const nm_mask wider = {q->wider, q->mask.b};
+    const bool track = q->wider && !q->los; /* reparent's mask tests are not tracked */
     const uint32_t gc = e->goal_cell;
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
@@ -558,8 +562,15 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                               (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
                                          nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
                               !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
-                if (!cell_ok)
+                if (!cell_ok) {
+                    if (track && !s->wider_cut)
+                        s->wider_cut =
+                            nm_mask_in(&wider, vc) &&
+                            (!diag || (nm_mask_in(&wider, (uint32_t)(uj * s->nx + vi)) &&
+                                       nm_mask_in(&wider, (uint32_t)(vj * s->nx + ui)))) &&
+                            !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                     break;
+                }
                 if (!(w->sp_bits[v] & NM_SP_REACH) ||
                     !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
                     continue;
@@ -599,8 +610,14 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
             nm_snode *const nv = &node[v];
-            if (span_closed(s, v) || !nm_mask_in(&q->mask, lk->to_cell) ||
-                !(w->sp_bits[v] & NM_SP_REACH))
+            if (span_closed(s, v))
+                continue;
+            if (!nm_mask_in(&q->mask, lk->to_cell)) {
+                if (track && nm_mask_in(&wider, lk->to_cell))
+                    s->wider_cut = true;
+                continue;
+            }
+            if (!(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
             if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {

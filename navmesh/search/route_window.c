@@ -192,7 +192,8 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
         return NM_OK;
     }
     nm_span_search q = {{s->walk, lim},  *price, los,
-                        L->req->los_ctx, solidc, small ? give_up : 0.0};
+                        L->req->los_ctx, solidc, small ? give_up : 0.0,
+                        small || los ? NULL : w->core};
     int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
         return rc;
@@ -201,9 +202,14 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
             r->esc = NM_SEARCH_ESC_WALK_NO_PATH;
             return NM_OK;
         }
+        /* an exhausted search that refused no core cell: the core retry would pop the same spans
+         * and fail the same way (2 M pops on the demo's leg 23), so it is not run */
+        const bool same = rc == 0 && q.wider && !s->wider_cut;
         q.mask.a = w->core;
         q.give_up = 0.0;
-        rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
+        q.wider = NULL;
+        if (!same)
+            rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
         if (rc < 0)
             return rc;
         if (rc == 1) {

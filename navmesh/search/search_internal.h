@@ -79,6 +79,7 @@ typedef struct nm_sctx {
     uint32_t *touched; /* [nspans] span nodes SpanAstar gave a state, reset after each run */
     uint32_t ntouched;
     bool dirty; /* nodes changed outside the touched list: the next SpanAstar resets all */
+    bool wider_cut; /* the last SpanAstar with q->wider refused a cell of the wider mask */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
@@ -121,6 +122,11 @@ typedef struct nm_span_search {
     void *los_ctx;
     const uint8_t *solidc;
     double give_up; /* <= 0: none */
+    /* The first layer of the caller's retry (core after walk), or NULL; only without los (Lazy
+     * Theta*'s reparent reads the mask too). SpanAstar then sets s->wider_cut when a cell its
+     * mask refused is in the wider mask: when it is not set, the retry makes the same tests with
+     * the same answers, so it pops the same spans and fails the same way. */
+    const uint8_t *wider;
 } nm_span_search;
 
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
