@@ -261,12 +261,35 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     return NM_OK;
 }
 
-int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err)
+/* The work arrays of a context (all but walk and the link tables) from one struct to another. */
+static void work_move(nm_sctx *to, const nm_sctx *from)
+{
+    to->node = from->node;
+    to->nnodes = from->nnodes;
+    to->closed = from->closed;
+    to->touched = from->touched;
+    to->ntouched = from->ntouched;
+    to->dirty = from->dirty;
+    to->heap = from->heap;
+    to->queue = from->queue;
+    to->seen = from->seen;
+}
+
+int nm_search_ctx_twin(nm_sctx *twin, nm_sctx *s, nm_error *err)
 {
     *twin = *s;
     twin->twin = true;
     twin->stop = NULL;
+    twin->spare = NULL;
     twin->nnodes = s->nspans ? s->nspans : 1;
+    if (s->spare) {
+        /* the last twin's arrays on this window: no fresh pages to zero (on a Full demo window
+         * ~60 MB a leg); SpanAstar resets the nodes they touched, as for s's own */
+        work_move(twin, s->spare);
+        nm_free(s->spare);
+        s->spare = NULL;
+        return NM_OK;
+    }
     if (work_alloc(twin, twin->nnodes)) {
         nm_search_ctx_free(twin);
         return nm_fail(err, NM_ERR_NOMEM, "search: second search of %u cells: out of memory",
@@ -275,8 +298,27 @@ int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err)
     return NM_OK;
 }
 
+void nm_search_ctx_twin_keep(nm_sctx *s, nm_sctx *twin)
+{
+    nm_sctx *k = s->spare ? NULL : nm_calloc(1, sizeof *k);
+    if (!k) {
+        nm_search_ctx_free(twin);
+        return;
+    }
+    k->twin = true; /* freeing it frees the work arrays only */
+    k->ncell = twin->ncell;
+    k->nspans = twin->nspans;
+    work_move(k, twin);
+    s->spare = k;
+    memset(twin, 0, sizeof *twin);
+}
+
 void nm_search_ctx_free(nm_sctx *s)
 {
+    if (s->spare) {
+        nm_search_ctx_free(s->spare);
+        nm_free(s->spare);
+    }
     if (!s->twin) {
         nm_free(s->walk);
         nm_free(s->lk_off);

@@ -87,6 +87,8 @@ typedef struct nm_sctx {
                                  while two searches run at once */
     const atomic_int *stop;   /* set: SpanAstar gives up (a search whose result is not wanted) */
     bool twin;                /* walk and the link tables belong to another context */
+    struct nm_sctx *spare; /* the last twin's work arrays (a context holding only them), kept for
+                              the next twin on this window, or NULL */
 } nm_sctx;
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
@@ -95,7 +97,10 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
 /* A second context on the same window for a search on another thread: its own node records,
  * closed bits, heap and flood arrays; walk and the link tables are s's (read only, s outlives
  * it). */
-int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err);
+int nm_search_ctx_twin(nm_sctx *twin, nm_sctx *s, nm_error *err);
+/* The twin's work arrays go to s->spare for s's next twin (freed when s has one). */
+void nm_search_ctx_twin_keep(nm_sctx *s, nm_sctx *twin);
+/* Frees s's arrays (not walk and the link tables of a twin) and its spare. */
 void nm_search_ctx_free(nm_sctx *s);
 
 /* Is the step (i, j) -> (i+dx, j+dy) forbidden by the window's step bits? */
