@@ -287,8 +287,9 @@ typedef struct nm_route_zone_entry {
 
 /* The largest Full window the engine keeps between plans (the demo town's is 56 MB). */
 #define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20)
-/* The largest search state kept with it (its work arrays: the demo town's is ~80 MB). */
-#define NM_KEPT_STATE_BYTES ((size_t)128 << 20)
+/* The largest search state kept with it (its work arrays and the second thread's: the demo
+ * town's are ~80 + ~65 MB). */
+#define NM_KEPT_STATE_BYTES ((size_t)192 << 20)
 
 typedef struct nm_route_engine {
     const nm_pack *pack;

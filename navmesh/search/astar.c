@@ -261,12 +261,35 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     return NM_OK;
 }
 
-int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err)
+/* The work arrays of a context (all but walk and the link tables) from one struct to another. */
+static void work_move(nm_sctx *to, const nm_sctx *from)
+{
+    to->node = from->node;
+    to->nnodes = from->nnodes;
+    to->closed = from->closed;
+    to->touched = from->touched;
+    to->ntouched = from->ntouched;
+    to->dirty = from->dirty;
+    to->heap = from->heap;
+    to->queue = from->queue;
+    to->seen = from->seen;
+}
+
+int nm_search_ctx_twin(nm_sctx *twin, nm_sctx *s, nm_error *err)
 {
     *twin = *s;
     twin->twin = true;
     twin->stop = NULL;
+    twin->spare = NULL;
     twin->nnodes = s->nspans ? s->nspans : 1;
+    if (s->spare) {
+        /* the last twin's arrays on this window: no fresh pages to zero (on a Full demo window
+         * ~60 MB a leg); SpanAstar resets the nodes they touched, as for s's own */
+        work_move(twin, s->spare);
+        nm_free(s->spare);
+        s->spare = NULL;
+        return NM_OK;
+    }
     if (work_alloc(twin, twin->nnodes)) {
         nm_search_ctx_free(twin);
         return nm_fail(err, NM_ERR_NOMEM, "search: second search of %u cells: out of memory",
@@ -275,8 +298,27 @@ int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err)
     return NM_OK;
 }
 
+void nm_search_ctx_twin_keep(nm_sctx *s, nm_sctx *twin)
+{
+    nm_sctx *k = s->spare ? NULL : nm_calloc(1, sizeof *k);
+    if (!k) {
+        nm_search_ctx_free(twin);
+        return;
+    }
+    k->twin = true; /* freeing it frees the work arrays only */
+    k->ncell = twin->ncell;
+    k->nspans = twin->nspans;
+    work_move(k, twin);
+    s->spare = k;
+    memset(twin, 0, sizeof *twin);
+}
+
 void nm_search_ctx_free(nm_sctx *s)
 {
+    if (s->spare) {
+        nm_search_ctx_free(s->spare);
+        nm_free(s->spare);
+    }
     if (!s->twin) {
         nm_free(s->walk);
         nm_free(s->lk_off);
@@ -478,6 +520,10 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_via = NULL;
     *n = 0;
     reset_span_nodes(s);
+    s->wider_cut = false;
+    /* q->mask with the wider first layer: tested only where q->mask refuses */
+    const nm_mask wider = {q->wider, q->mask.b};
+    const bool track = q->wider && !q->los; /* reparent's mask tests are not tracked */
     const uint32_t gc = e->goal_cell;
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
@@ -558,8 +604,15 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                               (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
                                          nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
                               !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
-                if (!cell_ok)
+                if (!cell_ok) {
+                    if (track && !s->wider_cut)
+                        s->wider_cut =
+                            nm_mask_in(&wider, vc) &&
+                            (!diag || (nm_mask_in(&wider, (uint32_t)(uj * s->nx + vi)) &&
+                                       nm_mask_in(&wider, (uint32_t)(vj * s->nx + ui)))) &&
+                            !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                     break;
+                }
                 if (!(w->sp_bits[v] & NM_SP_REACH) ||
                     !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
                     continue;
@@ -599,8 +652,14 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
             nm_snode *const nv = &node[v];
-            if (span_closed(s, v) || !nm_mask_in(&q->mask, lk->to_cell) ||
-                !(w->sp_bits[v] & NM_SP_REACH))
+            if (span_closed(s, v))
+                continue;
+            if (!nm_mask_in(&q->mask, lk->to_cell)) {
+                if (track && nm_mask_in(&wider, lk->to_cell))
+                    s->wider_cut = true;
+                continue;
+            }
+            if (!(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
             if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {

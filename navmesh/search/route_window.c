@@ -192,7 +192,8 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
         return NM_OK;
     }
     nm_span_search q = {{s->walk, lim},  *price, los,
-                        L->req->los_ctx, solidc, small ? give_up : 0.0};
+                        L->req->los_ctx, solidc, small ? give_up : 0.0,
+                        small || los ? NULL : w->core};
     int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
         return rc;
@@ -201,9 +202,14 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
             r->esc = NM_SEARCH_ESC_WALK_NO_PATH;
             return NM_OK;
         }
+        /* an exhausted search that refused no core cell: the core retry would pop the same spans
+         * and fail the same way (2 M pops on the demo's leg 23), so it is not run */
+        const bool same = rc == 0 && q.wider && !s->wider_cut;
         q.mask.a = w->core;
         q.give_up = 0.0;
-        rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
+        q.wider = NULL;
+        if (!same)
+            rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
         if (rc < 0)
             return rc;
         if (rc == 1) {
@@ -972,7 +978,10 @@ static bool ahead_finish(leg *L, ahead *A, bool want, solve_res *topo)
         L->s.gate = &L->s.w->gate;
         pthread_mutex_destroy(&A->gate_mu);
     }
-    nm_search_ctx_free(&A->L.s);
+    if (L->req->keep_state) /* its arrays go with the kept state, for the next leg's twin */
+        nm_search_ctx_twin_keep(&L->s, &A->L.s);
+    else
+        nm_search_ctx_free(&A->L.s);
     const bool take = want && !A->rc;
     if (take) {
         nm_search_result *o = L->out;
@@ -1096,16 +1105,22 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     return rc;
 }
 
+/* The bytes of a context's work arrays (not walk and the link tables). */
+static size_t work_bytes(const nm_sctx *s)
+{
+    const size_t nn = s->nnodes, ns = s->nspans ? s->nspans : 1;
+    return nn * sizeof *s->node + (nn / 64 + 1) * sizeof *s->closed + ns * sizeof *s->touched +
+           (size_t)s->ncell * (sizeof *s->queue + sizeof *s->seen) + s->heap.cap * sizeof *s->heap.it;
+}
+
 size_t nm_search_state_bytes(const struct nm_sctx *s)
 {
     if (!s)
         return 0;
-    const size_t nn = s->nnodes, ns = s->nspans ? s->nspans : 1, nl = s->w ? s->w->nlinks : 0;
-    return nn * sizeof *s->node + (nn / 64 + 1) * sizeof *s->closed + ns * sizeof *s->touched +
+    const size_t nl = s->w ? s->w->nlinks : 0;
+    return work_bytes(s) + (s->spare ? work_bytes(s->spare) : 0) +
            ((size_t)s->nspans + 1) * sizeof *s->lk_off + ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
-           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_bycell) +
-           (size_t)s->ncell * (sizeof *s->walk + sizeof *s->queue + sizeof *s->seen) +
-           s->heap.cap * sizeof *s->heap.it;
+           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_bycell) + (size_t)s->ncell * sizeof *s->walk;
 }
 
 void nm_search_state_free(struct nm_sctx *s)

@@ -79,6 +79,7 @@ typedef struct nm_sctx {
     uint32_t *touched; /* [nspans] span nodes SpanAstar gave a state, reset after each run */
     uint32_t ntouched;
     bool dirty; /* nodes changed outside the touched list: the next SpanAstar resets all */
+    bool wider_cut; /* the last SpanAstar with q->wider refused a cell of the wider mask */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
@@ -86,6 +87,8 @@ typedef struct nm_sctx {
                                  while two searches run at once */
     const atomic_int *stop;   /* set: SpanAstar gives up (a search whose result is not wanted) */
     bool twin;                /* walk and the link tables belong to another context */
+    struct nm_sctx *spare; /* the last twin's work arrays (a context holding only them), kept for
+                              the next twin on this window, or NULL */
 } nm_sctx;
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
@@ -94,7 +97,10 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
 /* A second context on the same window for a search on another thread: its own node records,
  * closed bits, heap and flood arrays; walk and the link tables are s's (read only, s outlives
  * it). */
-int nm_search_ctx_twin(nm_sctx *twin, const nm_sctx *s, nm_error *err);
+int nm_search_ctx_twin(nm_sctx *twin, nm_sctx *s, nm_error *err);
+/* The twin's work arrays go to s->spare for s's next twin (freed when s has one). */
+void nm_search_ctx_twin_keep(nm_sctx *s, nm_sctx *twin);
+/* Frees s's arrays (not walk and the link tables of a twin) and its spare. */
 void nm_search_ctx_free(nm_sctx *s);
 
 /* Is the step (i, j) -> (i+dx, j+dy) forbidden by the window's step bits? */
@@ -121,6 +127,11 @@ typedef struct nm_span_search {
     void *los_ctx;
     const uint8_t *solidc;
     double give_up; /* <= 0: none */
+    /* The first layer of the caller's retry (core after walk), or NULL; only without los (Lazy
+     * Theta*'s reparent reads the mask too). SpanAstar then sets s->wider_cut when a cell its
+     * mask refused is in the wider mask: when it is not set, the retry makes the same tests with
+     * the same answers, so it pops the same spans and fails the same way. */
+    const uint8_t *wider;
 } nm_span_search;
 
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,

@@ -396,6 +396,38 @@ static void expect_same_plan(const nm_route_result *a, const nm_route_result *b,
  * one, with the searches' state (their work arrays, nodes the last leg touched included) and
  * the blocker segments (their bucket index and query marks included), and
  * plan exactly as on a fresh engine; another no-go state needs another window. */
+Test(engine, the_second_threads_arrays_are_kept_with_the_state)
+{
+    /* Two workers: the channel and the topology layer run on a second context; its work arrays
+     * stay with the kept state and the next leg's second context takes them. The plans equal a
+     * one-worker engine's. It fails when the arrays are freed or not taken. */
+    nm_route_engine e, f;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_engine_open(&f, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    nm_route_request q1 = nm_route_request_defaults("t", 5, 5, 30, 20);
+    nm_route_request q2 = nm_route_request_defaults("t", 35, 25, 12, 4);
+    q1.force_full = q2.force_full = true;
+    nm_route_result r, want;
+    cr_assert_eq(nm_route_plan(&e, &q1, &r, &err), NM_OK, "%s", err.msg);
+    cr_assert(r.ok, "%s", r.error);
+    nm_route_result_free(&r);
+    cr_assert_not_null(e.kept_state);
+    cr_assert_not_null(e.kept_state->spare, "the second context's arrays stay with the state");
+    const nm_snode *nodes = e.kept_state->spare->node;
+    cr_assert_eq(nm_route_plan(&e, &q2, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(r.windows_kept, 1);
+    cr_assert_not_null(e.kept_state);
+    cr_assert_not_null(e.kept_state->spare);
+    cr_expect_eq(e.kept_state->spare->node, nodes, "the second leg's second context took them");
+    cr_assert_eq(nm_route_plan(&f, &q2, &want, &err), NM_OK, "%s", err.msg);
+    expect_same_plan(&want, &r, "kept second context");
+    nm_route_result_free(&want);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&f);
+    nm_route_engine_close(&e);
+}
+
 Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
 {
     nm_route_engine e, f;

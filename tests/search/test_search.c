@@ -1104,6 +1104,141 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
     cr_assert_gt(cut, 1000);
 }
 
+Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
+{
+    /* solve() skips the core retry of an exhausted SpanAstar on walk whose wider_cut is unset.
+     * Random maps with raised blocks (RiseOk cuts as walls do), core cells outside lay, a lim
+     * mask and links; every failed walk search with wider_cut unset is run again on core: it must
+     * fail too and reach the same spans. It fails when a refused cell of the core mask is not
+     * noticed (the target, a corner of a diagonal step, a link's far cell). */
+    enum { NX = 41, NY = 29 };
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int skipped = 0, cut = 0, found = 0;
+    for (int map = 0; map < 40; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                const unsigned r = (unsigned)((x >> 11) % 100);
+                rows[j][i] = r < 22u ? '#' : r < 30u ? 'H' : '.';
+            }
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
+        uint8_t *lim = malloc(NX * NY);
+        for (int c = 0; c < NX * NY; c++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lim[c] = (uint8_t)((x >> 20) % 100 < 90u);
+            if ((x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
+                w.lay[c] = 0;
+        }
+        const int nl = map % 4 * 2;
+        w.links = calloc((size_t)nl + 1, sizeof *w.links);
+        for (int l = 0; l < nl; l++) {
+            uint32_t c[2];
+            for (int e = 0; e < 2; e++)
+                do {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    c[e] = (uint32_t)((x >> 16) % (NX * NY));
+                } while (!w.core[c[e]]);
+            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 0),
+                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 0), 5.0,
+                                          (uint32_t)l};
+        }
+        w.nlinks = (uint32_t)nl;
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        for (int k = 0; k < 120; k++) {
+            nm_ends e = {0};
+            do {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                e.start_cell = (uint32_t)((x >> 8) % (NX * NY));
+                e.goal_cell = (uint32_t)((x >> 36) % (NX * NY));
+            } while (!w.core[e.start_cell] || !w.core[e.goal_cell] || e.start_cell == e.goal_cell);
+            uint32_t f, n = nm_span_cell_spans(&w.spans, e.goal_cell, &f);
+            e.start_span = fx_span(&w, (int)(e.start_cell % NX), (int)(e.start_cell / NX), 0);
+            for (uint32_t g = 0; g < n; g++)
+                e.goals[e.ngoal++] = f + g;
+            nm_span_search q = {{s.walk, map % 5 ? lim : NULL}, {NULL, 1.0F, 1.0F}, NULL, NULL, NULL,
+                                0.0, w.core};
+            uint32_t *sp, nsp;
+            uint8_t *via;
+            double cost;
+            int rc = nm_search_span_astar(&s, &q, &e, &sp, &via, &nsp, &cost, &err);
+            nm_free(sp);
+            nm_free(via);
+            cr_assert_geq(rc, 0, "%s", err.msg);
+            found += rc == 1;
+            if (rc != 0)
+                continue;
+            if (s.wider_cut) {
+                cut++;
+                continue;
+            }
+            skipped++;
+            const uint32_t reached = s.ntouched;
+            q.mask.a = w.core;
+            q.wider = NULL;
+            rc = nm_search_span_astar(&s, &q, &e, &sp, &via, &nsp, &cost, &err);
+            nm_free(sp);
+            nm_free(via);
+            cr_assert_eq(rc, 0, "map %d, leg %d: the core search found a path", map, k);
+            cr_assert_eq(s.ntouched, reached, "map %d, leg %d: the core search reached more", map, k);
+        }
+        nm_search_ctx_free(&s);
+        free(lim);
+        fx_free(&w);
+    }
+    cr_assert_gt(skipped, 200);
+    cr_assert_gt(cut, 200);
+    cr_assert_gt(found, 200);
+}
+
+Test(search, a_link_into_a_core_cell_outside_walk_marks_the_walk_search_cut)
+{
+    /* Two walled rooms joined by a link whose far cell is core but not walk: the walk search
+     * refuses only that cell, fails, and must say so (wider_cut), since on core the link leads
+     * to the goal. It fails when a link's far cell is left out of the tracking. */
+    nm_window w;
+    BUILD(w, false, "#########", "#...#...#", "#...#...#", "#########");
+    const uint32_t a = 1 * 9 + 3, b = 1 * 9 + 5;
+    w.lay[b] = 0;
+    w.links = calloc(1, sizeof *w.links);
+    w.links[0] = (nm_window_link){a, b, fx_span(&w, 3, 1, 0), fx_span(&w, 5, 1, 0), 2.0, 0};
+    w.nlinks = 1;
+    nm_sctx s;
+    nm_error err = {0};
+    cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+    nm_ends e = {.start_cell = 1 * 9 + 1, .goal_cell = 2 * 9 + 7, .ngoal = 1};
+    e.start_span = fx_span(&w, 1, 1, 0);
+    e.goals[0] = fx_span(&w, 7, 2, 0);
+    nm_span_search q = {{s.walk, NULL}, {NULL, 1.0F, 1.0F}, NULL, NULL, NULL, 0.0, w.core};
+    uint32_t *sp, n;
+    uint8_t *via;
+    double cost;
+    cr_assert_eq(nm_search_span_astar(&s, &q, &e, &sp, &via, &n, &cost, &err), 0);
+    cr_assert(s.wider_cut, "the link's far cell was refused unnoticed");
+    q.mask.a = w.core;
+    q.wider = NULL;
+    cr_assert_eq(nm_search_span_astar(&s, &q, &e, &sp, &via, &n, &cost, &err), 1);
+    nm_free(sp);
+    nm_free(via);
+    nm_search_ctx_free(&s);
+    fx_free(&w);
+}
+
 /* ---- the channel and the topology layer beside the baseline: the one-thread result ------------- */
 static void expect_same_path(const nm_search_path *a, const nm_search_path *b, const char *what,
                              int leg)
