@@ -345,12 +345,13 @@ static size_t ghost_local(const zone_work *zw, const ghost_rec *g, int32_t li0, 
     return (size_t)((int32_t)(g->cell / nx) - lj0) * (size_t)lw + (size_t)((int32_t)(g->cell % nx) - li0);
 }
 
-/* Does window cell c (global) hold a span of region r (rid r + 1)? */
-static bool holds_region(const zone_work *zw, uint32_t c, uint32_t r)
+/* Does column (i, j) hold a span of region r (its rid)? */
+static bool column_has(const zone_work *zw, int32_t i, int32_t j, uint32_t r)
 {
-    uint32_t first, n = nm_span_cell_spans(&zw->T, c, &first);
+    const nm_span_table *T = &zw->T;
+    uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)T->win.nx + (uint32_t)i, &first);
     for (uint32_t s = first; s < first + n; s++)
-        if (zw->rid[s] == r + 1) return true;
+        if (zw->rid[s] == r) return true;
     return false;
 }
 
@@ -411,7 +412,7 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
                 bool in = li >= 0 && lj >= 0 && li < lw && lj < lh;
                 size_t ln = in ? (size_t)lj * (size_t)lw + (size_t)li : 0;
                 bool lev = lvl && in && !isnan(lvl[ln]);
-                if (!near[sgn] && (lev || holds_region(zw, (uint32_t)(nj * nx + ni), r))) {
+                if (!near[sgn] && (lev || column_has(zw, ni, nj, r + 1))) {
                     near[sgn] = d;
                     if (lev) lv[sgn] = lvl[ln];
                 }
@@ -445,6 +446,20 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
         riser = true;
     }
     return riser;
+}
+
+/* Appends c to the growing list *v (n entries, room for *cap); false when out of memory. */
+static bool push_raised(raised_cell **v, size_t *n, size_t *cap, raised_cell c)
+{
+    if (*n == *cap) {
+        size_t n2 = *cap ? 2 * *cap : 64;
+        raised_cell *p = nm_realloc(*v, n2 * sizeof *p);
+        if (!p) return false;
+        *v = p;
+        *cap = n2;
+    }
+    (*v)[(*n)++] = c;
+    return true;
 }
 
 static int raised_cmp(const void *a, const void *b)
@@ -489,14 +504,7 @@ static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj
                 if (!layer[l] || core[l] || (lvl && !isnan(lvl[l])) || gi < 0 || gj < 0 || gi >= T->win.nx ||
                     gj >= T->win.ny || !riser_crack(zw, r, gi, gj, core, lvl, li0, lj0, lw, lh, &h))
                     continue;
-                if (nf == cap) {
-                    size_t n2 = cap ? 2 * cap : 64;
-                    raised_cell *p = nm_realloc(found, n2 * sizeof *p);
-                    if (!p) goto nomem;
-                    found = p;
-                    cap = n2;
-                }
-                found[nf++] = (raised_cell){l, h};
+                if (!push_raised(&found, &nf, &cap, (raised_cell){l, h})) goto nomem;
             }
         if (!nf) break;
         if (!lvl) {
@@ -508,14 +516,7 @@ static int level_riser_cracks(zone_work *zw, uint32_t r, int32_t li0, int32_t lj
         for (size_t q = 0; q < nf; q++) {
             const raised_cell c = found[q];
             if (layer[c.l] != LAYER_REAL) {
-                if (*nraised == rcap) {
-                    size_t n2 = rcap ? 2 * rcap : 64;
-                    raised_cell *p = nm_realloc(*raised, n2 * sizeof *p);
-                    if (!p) goto nomem;
-                    *raised = p;
-                    rcap = n2;
-                }
-                (*raised)[(*nraised)++] = c;
+                if (!push_raised(raised, nraised, &rcap, c)) goto nomem;
                 lvl[c.l] = c.h;
                 continue;
             }
@@ -640,15 +641,6 @@ done:
 static const int kFwdDx[4] = {1, 0, 1, -1};
 static const int kFwdDy[4] = {0, 1, 1, 1};
 
-/* Does column (i, j) hold a span of region r? */
-static bool column_has(const zone_work *zw, int32_t i, int32_t j, uint32_t r)
-{
-    const nm_span_table *T = &zw->T;
-    uint32_t first, n = nm_span_cell_spans(T, (uint32_t)j * (uint32_t)T->win.nx + (uint32_t)i, &first);
-    for (uint32_t s = first; s < first + n; s++)
-        if (zw->rid[s] == r) return true;
-    return false;
-}
 
 /* Calls fn for each pair (u, v, d) of span k in column (i, j) in forward direction order. The diagonals' corner
  * columns are the east and south columns already walked (and the west one). */

@@ -83,7 +83,17 @@ static inline size_t least_child(const nm_heap_item *it, size_t i, size_t n)
     return m;
 }
 
-nm_heap_item nm_search_heap_pop(nm_heap *h)
+/* A write of an entry; the indexed heap (node not NULL) records its place in its span's node. */
+static inline void iheap_put(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+{
+    h->it[i] = x;
+    if (node)
+        node[(uint32_t)x.key].pos = (uint32_t)i;
+}
+
+/* The pop of both heaps: the last entry sinks from the root. Inlined into each caller, so the
+ * lazy heap's copy has no node test left. */
+static inline nm_heap_item heap_pop(nm_heap *h, nm_snode *node)
 {
     const nm_heap_item top = h->it[0], x = h->it[--h->n];
     const size_t n = h->n;
@@ -93,19 +103,17 @@ nm_heap_item nm_search_heap_pop(nm_heap *h)
         const size_t m = least_child(it, i, n);
         if (m == n || !item_less(&it[m], &x))
             break;
-        it[i] = it[m];
+        iheap_put(h, node, i, it[m]);
         i = m;
     }
     if (n)
-        it[i] = x;
+        iheap_put(h, node, i, x);
     return top;
 }
 
-/* The indexed heap: every write of an entry records its place in its span's node. */
-static inline void iheap_put(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
+nm_heap_item nm_search_heap_pop(nm_heap *h)
 {
-    h->it[i] = x;
-    node[(uint32_t)x.key].pos = (uint32_t)i;
+    return heap_pop(h, NULL);
 }
 
 static void iheap_up(nm_heap *h, nm_snode *node, size_t i, nm_heap_item x)
@@ -139,20 +147,7 @@ void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f
 
 nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
 {
-    const nm_heap_item top = h->it[0], x = h->it[--h->n];
-    const size_t n = h->n;
-    nm_heap_item *const it = h->it;
-    size_t i = 0;
-    for (;;) {
-        const size_t m = least_child(it, i, n);
-        if (m == n || !item_less(&it[m], &x))
-            break;
-        iheap_put(h, node, i, it[m]);
-        i = m;
-    }
-    if (n)
-        iheap_put(h, node, i, x);
-    return top;
+    return heap_pop(h, node);
 }
 
 /* Transparent huge pages for a large work array where the kernel offers them on request: the

@@ -1073,12 +1073,15 @@ static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_e
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
                            nm_error *err)
 {
-    const char *bad = !out ? "no result" : !w || !req ? "no window or request"
-                      : !w->dist ? "window: dist layer missing"
-                      : !isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) ||
-                              !isfinite(req->gy)
-                          ? "endpoint not finite"
-                          : NULL;
+    const char *bad = NULL;
+    if (!out)
+        bad = "no result";
+    else if (!w || !req)
+        bad = "no window or request";
+    else if (!w->dist)
+        bad = "window: dist layer missing";
+    else if (!isfinite(req->sx) || !isfinite(req->sy) || !isfinite(req->gx) || !isfinite(req->gy))
+        bad = "endpoint not finite";
     if (out)
         memset(out, 0, sizeof *out);
     if (bad) {
