@@ -378,22 +378,16 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             L->climb_one_step = L->ours_climbs && nm_cmp_one_step_climb(lv, &r, L->audit.ascent_x, L->audit.ascent_z,
                                                                         ap.reach, &L->climb_h0, &L->climb_h1);
             L->ours_steps_down = nm_cmp_steps_down(L, ag);
-            rc = nm_cmp_trace_walk(lv, dt, &r, &ap, ag, &L->trace);
-            if (rc) {
-                nm_route_result_free(&r);
-                rc = nm_fail(err, rc, "harness: out of memory");
-                goto done;
-            }
             sum->audited++;
             sum->audit_failures += L->audit.kind != NM_AUDIT_OK;
             sum->ours_ok++;
         }
         double h_start = r.ok && r.heights && r.npoints ? r.heights[0] : NAN;
-        nm_route_result_free(&r);
         /* Detour */
         nm_dt_path dp;
         rc = nm_dt_find_path(dt, s, g, &dp);
         if (rc) {
+            nm_route_result_free(&r);
             rc = nm_fail(err, rc, "harness: Detour query failed");
             goto done;
         }
@@ -401,6 +395,14 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
         L->dt_len = dp.length;
         L->dt_link = dp.uses_link;
         sum->dt_complete += dp.status == NM_DT_COMPLETE;
+        /* where Detour stops short: ours' walk in its Recast build */
+        if (r.ok && dp.status == NM_DT_PARTIAL) rc = nm_cmp_trace_walk(lv, dt, &r, &ap, ag, &L->trace);
+        nm_route_result_free(&r);
+        if (rc) {
+            nm_dt_path_free(&dp);
+            rc = nm_fail(err, rc, "harness: out of memory");
+            goto done;
+        }
         /* classify */
         if (dp.status == NM_DT_NO_START || dp.status == NM_DT_NO_GOAL || dp.status == NM_DT_FAILED) {
             L->cls = NM_CMP_NO_POLY;
