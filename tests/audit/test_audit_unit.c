@@ -1,8 +1,8 @@
 /* test_audit_unit.c — the route audit (tools/navaudit/audit.c) on a hand-made level: each kind of
  * failure it must find (a route through a wall, over a hole, at a wrong height, an undeclared
  * drop, a climb onto a box), and the routes it must pass (on the floor, a declared drop, a step
- * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks); and the
- * comparison's channel_longer class (harness.h). */
+ * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks); the body
+ * test; Detour's Recast build traced step by step; and the comparison's classes (harness.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
