@@ -1,8 +1,8 @@
 /* test_audit_unit.c — the route audit (tools/navaudit/audit.c) on a hand-made level: each kind of
  * failure it must find (a route through a wall, over a hole, at a wrong height, an undeclared
  * drop, a climb onto a box), and the routes it must pass (on the floor, a declared drop, a step
- * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks); and the
- * comparison's channel_longer class (harness.h). */
+ * onto a kerb, a narrow crack, a step down off a 0.7 m block, which the article walks); the body
+ * test; Detour's Recast build traced step by step; and the comparison's classes (harness.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -451,4 +451,133 @@ Test(cmp_classes, goal_snapped_needs_an_unwalkable_join_and_a_partial_detour)
     l.audit.kind = NM_AUDIT_OK;
     l.ours_ok = false;
     cr_assert_not(nm_cmp_goal_snapped(&l));
+}
+
+/* nm_audit_body_fits: what stands within the agent's radius above its climb is a wall; a kerb
+ * lower than the climb is a step. */
+Test(audit_unit, the_body_fits_away_from_walls_and_beside_steps)
+{
+    /* 0.2 m from the 5 m wall, from 0.5 to 2.0 m above the floor: no */
+    cr_assert_not(nm_audit_body_fits(g_lv, 19.8, 8.0, 0.41, 0.5, 2.0));
+    /* 0.5 m from it: yes */
+    cr_assert(nm_audit_body_fits(g_lv, 19.5, 8.0, 0.41, 0.5, 2.0));
+    /* 0.2 m from the 0.3 m kerb: a step, yes */
+    cr_assert(nm_audit_body_fits(g_lv, 24.8, 2.0, 0.41, 0.5, 2.0));
+    /* 0.2 m from the 0.7 m block: higher than the climb, no */
+    cr_assert_not(nm_audit_body_fits(g_lv, 1.8, 3.0, 0.41, 0.5, 2.0));
+    /* the wall seen from a band above it (on the 3 m platform's level): yes */
+    cr_assert(nm_audit_body_fits(g_lv, 19.8, 8.0, 0.41, 5.5, 7.0));
+}
+
+/* nm_cmp_foot_why: the first of Recast's steps that took a walkable surface off. */
+Test(cmp_classes, a_foot_is_judged_by_the_first_step_that_took_its_surface_off)
+{
+    const unsigned all = NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING | NM_DT_STEP_LEDGE | NM_DT_STEP_LOW_HEIGHT |
+                         NM_DT_STEP_ERODE | NM_DT_STEP_REGION | NM_DT_STEP_CLEAR;
+    cr_assert_eq(nm_cmp_foot_why(all, false), NM_CMP_FOOT_ON);
+    cr_assert_eq(nm_cmp_foot_why(0, true), NM_CMP_FOOT_NEVER);
+    cr_assert_eq(nm_cmp_foot_why(NM_DT_STEP_CLEAR, true), NM_CMP_FOOT_NEVER);
+    cr_assert_eq(nm_cmp_foot_why(NM_DT_STEP_LOW_HANGING | NM_DT_STEP_LEDGE | NM_DT_STEP_CLEAR, true),
+                 NM_CMP_FOOT_LOW_HANGING);
+    /* under a ceiling lower than the agent: whatever removed it first */
+    cr_assert_eq(nm_cmp_foot_why(NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING, true), NM_CMP_FOOT_LOW_CEILING);
+    cr_assert_eq(nm_cmp_foot_why(NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING | NM_DT_STEP_LEDGE, true),
+                 NM_CMP_FOOT_LOW_CEILING);
+    /* navcat-bridges' ramp (legs 41, 54): rasterised walkable, kept by the ledge filter and the
+     * low-height filter, eroded */
+    const unsigned eroded = all & ~(NM_DT_STEP_ERODE | NM_DT_STEP_REGION);
+    cr_assert_eq(nm_cmp_foot_why(eroded, true), NM_CMP_FOOT_ERODE);
+    cr_assert_eq(nm_cmp_foot_why(eroded, false), NM_CMP_FOOT_BODY);
+    const unsigned ledge = NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING | NM_DT_STEP_CLEAR;
+    cr_assert_eq(nm_cmp_foot_why(ledge, true), NM_CMP_FOOT_LEDGE);
+    cr_assert_eq(nm_cmp_foot_why(ledge, false), NM_CMP_FOOT_BODY);
+    cr_assert_eq(nm_cmp_foot_why(all & ~NM_DT_STEP_REGION, true), NM_CMP_FOOT_REGION);
+}
+
+/* nm_dt_span_steps on the hand-made level: Detour's own Recast build, traced step by step. */
+Test(audit_unit, recast_steps_are_traced_per_span)
+{
+    nm_rc_input in = {g_obj.pos, g_obj.vert_count, g_obj.tris, NULL, g_obj.tri_count};
+    uint8_t areas[256] = {0};
+    cr_assert(g_obj.tri_count <= 256);
+    in.areas = areas;
+    nm_rc_params rp = {.agent_height = 2.1, .agent_radius = 0.41, .agent_climb = 0.5, .slope_deg = 45};
+    nm_dt_oracle *dt = NULL;
+    char msg[256] = "";
+    cr_assert_eq(nm_dt_build(&in, &rp, NULL, 0, NM_kWalkableFlags, &dt, msg, sizeof msg), NM_OK, "%s", msg);
+    double top = 0;
+    /* the open floor: in a region */
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 15, 2, 0, 0, &top), true), NM_CMP_FOOT_ON);
+    cr_assert(top >= 0 && top <= 0.1 + 1e-6, "top %f", top);
+    /* the 1 m wide shelf standing 1 m up over nothing: its rim over the drop goes with the ledge
+     * filter, its middle with the erosion from there */
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 10.02, 11.0, 1.0, 0, NULL), true), NM_CMP_FOOT_LEDGE);
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 11.0, 11.0, 1.0, 0, NULL), true), NM_CMP_FOOT_ERODE);
+    /* under the stage (2 m over the floor): less free height than the agent's */
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 15.0, 9.2, 0.0, 0, NULL), true), NM_CMP_FOOT_LOW_CEILING);
+    /* no surface at that height, and the hole */
+    cr_assert_eq(nm_dt_span_steps(dt, 15, 2, 0.9, 0, NULL), 0u);
+    cr_assert_eq(nm_dt_span_steps(dt, 13, 5, 0, 0, NULL), 0u);
+    /* within reach of the floor's edge the hole's rim counts as the floor's column */
+    cr_assert_neq(nm_dt_span_steps(dt, 12.1, 5, 0, 0.236, NULL), 0u);
+    nm_dt_free(dt);
+}
+
+/* recast_ledge (harness.h): Detour partial, ours walks where Recast's ledge filter or erosion took
+ * the surface off, and nowhere else off Recast's regions. Figures of navcat-bridges leg 41 (seed
+ * 1): from the water up the 1 m platform-ramp.006 to the middle island, 5 of 58 feet on spans the
+ * erosion took off, the agent's body fitting at each. */
+Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_filter_or_erosion_took)
+{
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.audit.max_ascent = 0.24;
+    l.audit.max_descent = 0.1;
+    l.dt_status = NM_DT_PARTIAL;
+    l.trace.feet = 58;
+    l.trace.by[NM_CMP_FOOT_ON] = 53;
+    l.trace.by[NM_CMP_FOOT_ERODE] = 5;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    cr_assert(nm_cmp_class_explained(NM_CMP_RECAST_LEDGE));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_RECAST_LEDGE), "recast_ledge");
+    /* the ledge filter too */
+    l.trace.by[NM_CMP_FOOT_ERODE] = 3, l.trace.by[NM_CMP_FOOT_LEDGE] = 2;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    /* one foot off Recast's regions for another reason: not explained */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
+                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        l.trace.feet = 59;
+        l.trace.by[other[i]] = 1;
+        cr_assert_not(nm_cmp_recast_ledge(&l, &ag), "%s", nm_cmp_foot_name(other[i]));
+        l.trace.by[other[i]] = 0;
+        l.trace.feet = 58;
+    }
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    /* ours entirely on Recast's regions: Detour's partial path is not explained by a removed span */
+    l.trace.by[NM_CMP_FOOT_ON] = 58, l.trace.by[NM_CMP_FOOT_ERODE] = 0, l.trace.by[NM_CMP_FOOT_LEDGE] = 0;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_ON] = 53, l.trace.by[NM_CMP_FOOT_ERODE] = 5;
+    /* a step up or down over the agent's climb */
+    l.audit.max_ascent = 0.51;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.audit.max_ascent = 0.24, l.audit.max_descent = 0.6;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.audit.max_descent = 0.1;
+    /* a drop or a link, a failed audit, Detour complete, ours failed */
+    l.ours_drops = 1;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.ours_drops = 0, l.ours_link = true;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.ours_link = false, l.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.audit.kind = NM_AUDIT_OK, l.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.dt_status = NM_DT_PARTIAL, l.ours_ok = false;
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    l.ours_ok = true;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
 }

@@ -347,7 +347,25 @@ nm_audit_params nm_audit_params_default(const nm_bake_agent *agent, double px_pe
     /* the ceiling: the agent height less one Recast cell height (spans are 0.1 m voxels) */
     p.body_hi = height - 0.1;
     p.link_tol = 1.0;
+    p.foot = NULL;
+    p.foot_ctx = NULL;
     return p;
+}
+
+bool nm_audit_body_fits(const nm_audit_level *lv, double x, double z, double radius, double y_lo, double y_hi)
+{
+    enum { kRays = 16 };
+    if (!lv->scene) return true;
+    const double c[3] = {x, 0, z};
+    double prev[3] = {0, 0, 0};
+    for (int k = 0; k <= kRays; k++) {
+        const double a = 2.0 * M_PI * k / kRays;
+        const double e[3] = {x + radius * cos(a), 0, z + radius * sin(a)};
+        if (k < kRays && nm_occ_curtain_crossed(lv->scene, c, e, y_lo, y_hi)) return false;
+        if (k > 0 && nm_occ_curtain_crossed(lv->scene, prev, e, y_lo, y_hi)) return false;
+        memcpy(prev, e, sizeof prev);
+    }
+    return true;
 }
 
 typedef struct audit_state {
@@ -456,6 +474,7 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
     double track = h0, px = ax, pz = az, gap = 0, gap_u = a[0], gap_v = a[1], lower = NAN;
     double ex = ax, ez = az, eh = h0; /* drop: the last foot over its surface (not just within reach) */
     double hbuf[AUDIT_CAP];
+    if (p->foot) p->foot(p->foot_ctx, ax, az, h0);
     for (uint32_t k = 1; k <= ns; k++) {
         double f = (double)k / ns;
         double x = ax + f * (bx - ax), z = az + f * (bz - az);
@@ -519,6 +538,7 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
         note_descent(s, track - next, x, z);
         track = next;
         px = x, pz = z;
+        if (p->foot) p->foot(p->foot_ctx, x, z, track);
         double under;
         if (edge && nm_audit_surfaces(s->lv, x, z, 0, next, &under, 1) && fabs(under - next) <= p->step)
             ex = x, ez = z, eh = under;

@@ -56,9 +56,17 @@ typedef struct nm_audit_params {
     double gap_max;    /* longest run without surface a segment may cross, m */
     double body_lo, body_hi; /* body above the foot: the fall gate's climb and height, m */
     double link_tol;   /* a segment is an off-mesh link when its ends are this close to one, m */
+    /* called with every foot the walk stands on: world x, z and the surface's height, m (the
+     * first point of each walked segment and every sample); NULL = not called */
+    void (*foot)(void *ctx, double x, double z, double h);
+    void *foot_ctx;
 } nm_audit_params;
 /* The defaults for an agent (see audit.c for why each value). */
 nm_audit_params nm_audit_params_default(const nm_bake_agent *agent, double px_per_m);
+
+/* Is nothing of the level within `radius` m of world (x, z) between heights y_lo and y_hi (16
+ * curtains from (x, z) out to the radius and the 16 chords round it)? */
+bool nm_audit_body_fits(const nm_audit_level *lv, double x, double z, double radius, double y_lo, double y_hi);
 
 typedef enum nm_audit_kind {
     NM_AUDIT_OK = 0,

@@ -11,6 +11,7 @@
 #include <DetourNavMeshQuery.h>
 #include <Recast.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -69,6 +70,16 @@ double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 90071
 } // namespace
 
 struct nm_dt_oracle {
+    // Recast's steps (nm_dt_span_steps): the heightfield's columns (gw x gh from bmin, cs x ch
+    // voxels) and, per column, every span walkable after some step: its top (voxels) and the
+    // steps after which it was walkable (NM_DT_STEP_* bits)
+    int gw = 0, gh = 0;
+    float bmin[3] = {0, 0, 0};
+    float ch = 0;
+    double slope_tan = 0;
+    std::vector<uint32_t> col_start; // gw * gh + 1
+    std::vector<uint16_t> span_top;
+    std::vector<uint8_t> span_steps;
     dtNavMesh *nav = nullptr;
     dtNavMeshQuery *query = nullptr;
     dtQueryFilter filter;
@@ -143,9 +154,29 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
         if (!rcRasterizeTriangles(&ctx, in->verts, (int)in->vert_count, tris.data(), areas.data(), nt, *o.hf,
                                   walkable_climb))
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: rasterising failed");
+        // Each step's verdict is kept per span (steps[k], heightfield order; the filters change
+        // areas only, never the spans), so a route point off Detour's mesh can be traced to the
+        // step that removed its surface.
+        std::vector<uint8_t> steps;
+        auto note_hf = [&](uint8_t bit) {
+            size_t k = 0;
+            for (int c = 0; c < gw * gh; c++)
+                for (const rcSpan *s = o.hf->spans[c]; s; s = s->next, k++) {
+                    if (bit == NM_DT_STEP_RASTER) {
+                        steps.push_back(0);
+                        const int top = s->next ? (int)s->next->smin : 0xffff;
+                        if (top - (int)s->smax >= walkable_height) steps[k] |= NM_DT_STEP_CLEAR;
+                    }
+                    if (s->area != RC_NULL_AREA) steps[k] |= bit;
+                }
+        };
+        note_hf(NM_DT_STEP_RASTER);
         rcFilterLowHangingWalkableObstacles(&ctx, walkable_climb, *o.hf);
+        note_hf(NM_DT_STEP_LOW_HANGING);
         rcFilterLedgeSpans(&ctx, walkable_height, walkable_climb, *o.hf);
+        note_hf(NM_DT_STEP_LEDGE);
         rcFilterWalkableLowHeightSpans(&ctx, walkable_height, *o.hf);
+        note_hf(NM_DT_STEP_LOW_HEIGHT);
         o.chf = rcAllocCompactHeightfield();
         if (!o.chf || !rcBuildCompactHeightfield(&ctx, walkable_height, walkable_climb, *o.hf, *o.chf))
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: compact heightfield failed");
@@ -153,6 +184,29 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: erosion failed");
         if (!rcBuildDistanceField(&ctx, *o.chf) || !rcBuildRegions(&ctx, *o.chf, 0, min_region, merge_region))
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: regions failed");
+        // the compact heightfield holds the spans walkable after the low-height filter, in the
+        // same column order
+        std::vector<uint32_t> col_start((size_t)gw * gh + 1, 0);
+        std::vector<uint16_t> span_top;
+        std::vector<uint8_t> span_steps;
+        {
+            size_t k = 0;
+            for (int c = 0; c < gw * gh; c++) {
+                int ci = (int)o.chf->cells[c].index;
+                for (const rcSpan *s = o.hf->spans[c]; s; s = s->next, k++) {
+                    if (steps[k] & NM_DT_STEP_LOW_HEIGHT) {
+                        if (o.chf->areas[ci] != RC_NULL_AREA) steps[k] |= NM_DT_STEP_ERODE;
+                        if (o.chf->areas[ci] != RC_NULL_AREA && o.chf->spans[ci].reg != 0) steps[k] |= NM_DT_STEP_REGION;
+                        ci++;
+                    }
+                    if (steps[k] & ~NM_DT_STEP_CLEAR) {
+                        span_top.push_back(s->smax);
+                        span_steps.push_back(steps[k]);
+                    }
+                }
+                col_start[(size_t)c + 1] = (uint32_t)span_top.size();
+            }
+        }
         o.cset = rcAllocContourSet();
         if (!o.cset || !rcBuildContours(&ctx, *o.chf, 1.3f, (int)std::ceil(12.0 / cs), *o.cset, RC_CONTOUR_TESS_WALL_EDGES))
             return fail(msg, msg_cap, NM_ERR_STATE, "detour: contours failed");
@@ -217,6 +271,12 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
         if (!dtCreateNavMeshData(&cp, &data, &size)) return fail(msg, msg_cap, NM_ERR_STATE, "detour: dtCreateNavMeshData failed");
         d->cs = cs;
         d->radius = p->agent_radius;
+        d->gw = gw, d->gh = gh, d->ch = fch;
+        d->slope_tan = std::tan(p->slope_deg * 3.14159265358979323846 / 180.0);
+        rcVcopy(d->bmin, bmin);
+        d->col_start.swap(col_start);
+        d->span_top.swap(span_top);
+        d->span_steps.swap(span_steps);
         d->nav = dtAllocNavMesh();
         if (!d->nav || dtStatusFailed(d->nav->init(data, size, DT_TILE_FREE_DATA))) {
             dtFree(data); // not taken by the navmesh
@@ -260,6 +320,42 @@ extern "C" int nm_dt_build(const nm_rc_input *in, const nm_rc_params *p, const n
     } catch (...) {
         return fail(msg, msg_cap, NM_ERR_STATE, "detour: unexpected failure");
     }
+}
+
+extern "C" unsigned nm_dt_span_steps(const nm_dt_oracle *o, double x, double z, double h, double reach, double *top)
+{
+    if (!o || o->col_start.empty() || !std::isfinite(x) || !std::isfinite(z) || !std::isfinite(h) || !(reach >= 0))
+        return 0;
+    // a span's top is the highest surface in its column rounded up to the voxel: it stands for
+    // surfaces up to one voxel below it, plus a walkable slope's rise across the column
+    const double lo = -(o->ch + M_SQRT2 * o->cs * o->slope_tan), hi = 0.5 * o->ch;
+    auto col = [o](double v, double v0, int n) { // clamped before the cast: far points stay defined
+        return (int)std::fmax(-1.0, std::fmin(std::floor((v - v0) / o->cs), (double)n));
+    };
+    const int x0 = col(x - reach, o->bmin[0], o->gw), x1 = col(x + reach, o->bmin[0], o->gw);
+    const int z0 = col(z - reach, o->bmin[2], o->gh), z1 = col(z + reach, o->bmin[2], o->gh);
+    unsigned best = 0;
+    double best_key = INFINITY;
+    for (int cz = std::max(z0, 0); cz <= std::min(z1, o->gh - 1); cz++)
+        for (int cx = std::max(x0, 0); cx <= std::min(x1, o->gw - 1); cx++) {
+            // the column's distance from (x, z): a point within reach of the column stands on it
+            const double qx = std::fmin(std::fmax(x, o->bmin[0] + cx * o->cs), o->bmin[0] + (cx + 1) * o->cs);
+            const double qz = std::fmin(std::fmax(z, o->bmin[2] + cz * o->cs), o->bmin[2] + (cz + 1) * o->cs);
+            const double dist = std::hypot(qx - x, qz - z);
+            if (dist > reach) continue;
+            const size_t c = (size_t)cz * (size_t)o->gw + (size_t)cx;
+            for (uint32_t k = o->col_start[c]; k < o->col_start[c + 1]; k++) {
+                const double t = o->bmin[1] + (double)o->span_top[k] * o->ch, d = h - t;
+                if (d < lo || d > hi) continue;
+                // a span of Recast's regions first, then the nearest column, then the nearest top
+                const double key = (o->span_steps[k] & NM_DT_STEP_REGION ? 0 : 1e6) + dist * 1e3 + std::fabs(d);
+                if (key >= best_key) continue;
+                best_key = key;
+                best = o->span_steps[k];
+                if (top) *top = t;
+            }
+        }
+    return best;
 }
 
 extern "C" bool nm_dt_random_point(const nm_dt_oracle *o, uint64_t *rng, float out[3])

@@ -32,6 +32,29 @@ void nm_dt_free(nm_dt_oracle *o);
 uint32_t nm_dt_poly_count(const nm_dt_oracle *o);
 double nm_dt_cell_size(const nm_dt_oracle *o);
 
+/* Recast's steps in the oracle's build, one bit each: the span was walkable after that step
+ * (CLEAR: its free height in the heightfield is at least the agent's, the low-height filter's
+ * test, whatever the other filters did). RASTER: rasterised walkable (the slope test);
+ * LOW_HANGING: rcFilterLowHangingWalkableObstacles; LEDGE: rcFilterLedgeSpans (a drop over the
+ * climb to a neighbour, or neighbours within the climb more than the climb apart); LOW_HEIGHT:
+ * rcFilterWalkableLowHeightSpans (= in the compact heightfield); ERODE: rcErodeWalkableArea;
+ * REGION: in a watershed region (rcBuildRegions drops regions under 1 m²). */
+enum {
+    NM_DT_STEP_RASTER = 1,
+    NM_DT_STEP_LOW_HANGING = 2,
+    NM_DT_STEP_LEDGE = 4,
+    NM_DT_STEP_LOW_HEIGHT = 8,
+    NM_DT_STEP_ERODE = 16,
+    NM_DT_STEP_REGION = 32,
+    NM_DT_STEP_CLEAR = 64,
+};
+/* The steps after which a span standing for a surface at height h (its top within a voxel and a
+ * walkable slope's rise across its column above h, half a voxel below) in a heightfield column
+ * within `reach` m of world (x, z) was walkable: a span of Recast's regions if there is one, else
+ * the nearest column's; 0 when no such span was walkable after any step. *top (may be NULL) gets
+ * its top, m. */
+unsigned nm_dt_span_steps(const nm_dt_oracle *o, double x, double z, double h, double reach, double *top);
+
 /* A random point of the walkable polygons (area-weighted, detail heights) from the caller's
  * xorshift state. Returns false when the mesh is empty. */
 bool nm_dt_random_point(const nm_dt_oracle *o, uint64_t *rng, float out[3]);

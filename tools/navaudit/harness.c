@@ -8,16 +8,80 @@
 
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
-    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",      "narrow",    "ours_drop_or_link", "channel_longer",
-                                                "goal_snapped", "ours_fails", "ours_longer", "ours_only",
-                                                "other_layer", "no_poly"};
+    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",        "narrow",       "ours_drop_or_link", "channel_longer",
+                                                "goal_snapped", "recast_ledge", "ours_fails",        "ours_longer",
+                                                "ours_only",    "other_layer",  "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
     return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
-           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_NO_POLY;
+           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_RECAST_LEDGE || c == NM_CMP_NO_POLY;
+}
+
+const char *nm_cmp_foot_name(nm_cmp_foot f)
+{
+    static const char *k[NM_CMP_FOOT_COUNT] = {"on", "never walkable", "low-hanging only", "low ceiling",
+                                               "ledge filter", "erosion", "dropped region", "body does not fit"};
+    return (unsigned)f < NM_CMP_FOOT_COUNT ? k[f] : "?";
+}
+
+nm_cmp_foot nm_cmp_foot_why(unsigned steps, bool body_fits)
+{
+    nm_cmp_foot f;
+    if (steps & NM_DT_STEP_REGION) return NM_CMP_FOOT_ON;
+    if (!(steps & (NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING))) return NM_CMP_FOOT_NEVER;
+    if (!(steps & NM_DT_STEP_RASTER)) return NM_CMP_FOOT_LOW_HANGING;
+    if (!(steps & NM_DT_STEP_CLEAR)) return NM_CMP_FOOT_LOW_CEILING;
+    /* the first step after which it was no longer walkable (the low-hanging filter only adds) */
+    if (!(steps & NM_DT_STEP_LEDGE)) f = NM_CMP_FOOT_LEDGE;
+    else if (!(steps & NM_DT_STEP_LOW_HEIGHT)) return NM_CMP_FOOT_LOW_CEILING;
+    else if (!(steps & NM_DT_STEP_ERODE)) f = NM_CMP_FOOT_ERODE;
+    else return NM_CMP_FOOT_REGION;
+    return body_fits ? f : NM_CMP_FOOT_BODY;
+}
+
+typedef struct trace_ctx {
+    const nm_audit_level *lv;
+    const nm_dt_oracle *dt;
+    const nm_audit_params *ap;
+    const nm_bake_agent *agent;
+    nm_cmp_trace *t;
+} trace_ctx;
+
+static void trace_foot(void *ctx, double x, double z, double h)
+{
+    trace_ctx *c = ctx;
+    unsigned steps = nm_dt_span_steps(c->dt, x, z, h, c->ap->reach, NULL);
+    nm_cmp_foot f = nm_cmp_foot_why(steps, true);
+    if (f == NM_CMP_FOOT_LEDGE || f == NM_CMP_FOOT_ERODE)
+        f = nm_cmp_foot_why(steps, nm_audit_body_fits(c->lv, x, z, c->agent->radius, h + c->agent->climb,
+                                                      h + c->ap->body_hi));
+    nm_cmp_trace *t = c->t;
+    t->feet++;
+    if (t->by[f]++ == 0) t->first[f][0] = x, t->first[f][1] = z, t->first[f][2] = h;
+}
+
+int nm_cmp_trace_walk(const nm_audit_level *lv, const nm_dt_oracle *dt, const nm_route_result *r,
+                      const nm_audit_params *ap, const nm_bake_agent *agent, nm_cmp_trace *out)
+{
+    memset(out, 0, sizeof *out);
+    trace_ctx c = {lv, dt, ap, agent, out};
+    nm_audit_params p = *ap;
+    p.foot = trace_foot;
+    p.foot_ctx = &c;
+    nm_audit_report rep;
+    return nm_audit_result(lv, r, &p, &rep);
+}
+
+bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent)
+{
+    const nm_cmp_trace *t = &l->trace;
+    uint32_t off = t->feet - t->by[NM_CMP_FOOT_ON];
+    return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL && l->ours_drops == 0 &&
+           !l->ours_link && l->audit.max_ascent <= agent->climb && l->audit.max_descent <= agent->climb && off > 0 &&
+           off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE];
 }
 
 bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len)
@@ -144,6 +208,20 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
                       l->join.kind == NM_AUDIT_OK ? "walkable" : l->join.msg);
     if (n < 0 || (size_t)n >= cap) return;
+    if (l->cls == NM_CMP_RECAST_LEDGE)
+        n += snprintf(buf + n, cap - (size_t)n, ", steps up %.2f m, down %.2f m at most", l->audit.max_ascent,
+                      l->audit.max_descent);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok && l->dt_status == NM_DT_PARTIAL && l->trace.feet > l->trace.by[NM_CMP_FOOT_ON]) {
+        n += snprintf(buf + n, cap - (size_t)n, ", %u of %u feet off Recast's regions:",
+                      l->trace.feet - l->trace.by[NM_CMP_FOOT_ON], l->trace.feet);
+        for (int f = 1; f < NM_CMP_FOOT_COUNT && n >= 0 && (size_t)n < cap; f++)
+            if (l->trace.by[f])
+                n += snprintf(buf + n, cap - (size_t)n, " %s %u (first at (%.2f, %.2f, %.2f) m)",
+                              nm_cmp_foot_name((nm_cmp_foot)f), l->trace.by[f], l->trace.first[f][0],
+                              l->trace.first[f][2], l->trace.first[f][1]);
+        if (n < 0 || (size_t)n >= cap) return;
+    }
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
     if (n < 0 || (size_t)n >= cap) return;
     if (l->dt_status <= NM_DT_PARTIAL)
@@ -305,11 +383,11 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
             sum->ours_ok++;
         }
         double h_start = r.ok && r.heights && r.npoints ? r.heights[0] : NAN;
-        nm_route_result_free(&r);
         /* Detour */
         nm_dt_path dp;
         rc = nm_dt_find_path(dt, s, g, &dp);
         if (rc) {
+            nm_route_result_free(&r);
             rc = nm_fail(err, rc, "harness: Detour query failed");
             goto done;
         }
@@ -317,6 +395,14 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
         L->dt_len = dp.length;
         L->dt_link = dp.uses_link;
         sum->dt_complete += dp.status == NM_DT_COMPLETE;
+        /* where Detour stops short: ours' walk in its Recast build */
+        if (r.ok && dp.status == NM_DT_PARTIAL) rc = nm_cmp_trace_walk(lv, dt, &r, &ap, ag, &L->trace);
+        nm_route_result_free(&r);
+        if (rc) {
+            nm_dt_path_free(&dp);
+            rc = nm_fail(err, rc, "harness: out of memory");
+            goto done;
+        }
         /* classify */
         if (dp.status == NM_DT_NO_START || dp.status == NM_DT_NO_GOAL || dp.status == NM_DT_FAILED) {
             L->cls = NM_CMP_NO_POLY;
@@ -348,6 +434,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;
                 else if ((L->ours_drops > 0 || L->ours_link || L->ours_steps_down) && L->audit.kind == NM_AUDIT_OK)
                     L->cls = NM_CMP_OURS_DROP;
+                else if (nm_cmp_recast_ledge(L, ag)) L->cls = NM_CMP_RECAST_LEDGE;
                 else L->cls = NM_CMP_OURS_ONLY;
             }
         }

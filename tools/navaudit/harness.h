@@ -27,6 +27,8 @@ typedef enum nm_cmp_class {
     NM_CMP_GOAL_SNAPPED,     /* explained: Detour partial, and ours reaches the goal only by the
                                 article's end rule, its walk stopping short as Detour's does
                                 (nm_cmp_goal_snapped) */
+    NM_CMP_RECAST_LEDGE,     /* explained: Detour partial, ours walks where Recast's ledge filter
+                                or erosion took a walkable surface off (nm_cmp_recast_ledge) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
     NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
@@ -50,6 +52,38 @@ bool nm_cmp_class_explained(nm_cmp_class c);
  * article's first solve: shortest by length under the same reachability rules, unit price, the
  * whole window) is within it, and ours is at most kChannelDetour x the baseline. Lengths in m. */
 bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len);
+
+/* Where a foot of ours' walk stands in Detour's Recast build (nm_cmp_foot_why): on a span of its
+ * regions, or why not: the first of Recast's steps that took the walkable surface there off. */
+typedef enum nm_cmp_foot {
+    NM_CMP_FOOT_ON = 0,       /* on a span of Recast's regions (what its contours and polygons cover) */
+    NM_CMP_FOOT_NEVER,        /* no span walkable at that height after any step: not rasterised walkable */
+    NM_CMP_FOOT_LOW_HANGING,  /* walkable only by the low-hanging-obstacle filter */
+    NM_CMP_FOOT_LOW_CEILING,  /* less free height than the agent's (the low-height filter's test) */
+    NM_CMP_FOOT_LEDGE,        /* removed by the ledge filter */
+    NM_CMP_FOOT_ERODE,        /* removed by the erosion */
+    NM_CMP_FOOT_REGION,       /* in a region Recast dropped (under its minimum area) */
+    NM_CMP_FOOT_BODY,         /* removed by the ledge filter or the erosion, and the agent's body does
+                                 not fit there: a triangle of the level within its radius */
+    NM_CMP_FOOT_COUNT
+} nm_cmp_foot;
+const char *nm_cmp_foot_name(nm_cmp_foot f);
+/* The verdict for a foot from its span's steps (nm_dt_span_steps) and, for a span the ledge filter
+ * or the erosion removed, whether the agent's body fits there (nm_audit_body_fits). */
+nm_cmp_foot nm_cmp_foot_why(unsigned steps, bool body_fits);
+
+/* Ours' walk (the audit's feet) against Detour's Recast build. */
+typedef struct nm_cmp_trace {
+    uint32_t feet;                       /* feet walked */
+    uint32_t by[NM_CMP_FOOT_COUNT];      /* feet by verdict (by[NM_CMP_FOOT_ON]: on Recast's regions) */
+    double first[NM_CMP_FOOT_COUNT][3];  /* the first foot of each verdict: world x, z and height, m */
+} nm_cmp_trace;
+/* Walks route r as the audit does (params ap) and judges every foot in Detour's build (its span
+ * within the audit's reach); the body test at a foot: nothing of the level within the agent's
+ * radius from its climb (a higher edge is a wall, a lower one a step) to body_hi above the foot.
+ * Returns NM_OK or NM_ERR_NOMEM. */
+int nm_cmp_trace_walk(const nm_audit_level *lv, const nm_dt_oracle *dt, const nm_route_result *r,
+                      const nm_audit_params *ap, const nm_bake_agent *agent, nm_cmp_trace *out);
 
 typedef struct nm_cmp_leg {
     double s[3], g[3];        /* sampled ends, world m */
@@ -75,6 +109,7 @@ typedef struct nm_cmp_leg {
     double snap_goal_px;      /* ours ok: the goal anchor's distance from the goal's cell, px */
     nm_audit_report join;     /* snap_goal_px >= kCS: the audit with the last segment (the goal's
                                  join from its anchor) walked, not excepted */
+    nm_cmp_trace trace;       /* ours ok, Detour partial: ours' walk in Detour's Recast build */
 } nm_cmp_leg;
 
 typedef struct nm_cmp_opts {
@@ -127,6 +162,19 @@ bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, d
  * over its climb (in 0.1 m voxels, so a step just over it may already be refused): a drop Detour
  * cannot express. */
 bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
+
+/* Does ours walk where Detour's Recast build took a walkable surface off only by its ledge filter
+ * or its erosion, and otherwise as Detour may? True when Detour is partial; ours succeeded with no
+ * drop or link, passes the audit and steps neither up nor down more than the agent's climb; some
+ * feet of its walk are on no span of Recast's regions, and every such foot stands on a span
+ * rasterised walkable (slope) with the agent's free height above, that the ledge filter or the
+ * erosion removed, where the agent's body fits (no triangle within its radius at body height: what
+ * Recast kept the agent off is a ledge, which the article walks down up to kClimb, not a wall).
+ * Recast's ledge filter takes off every span next to a drop over its climb, and the erosion the
+ * radius from there (and from the spans the filter took), so a 1 m ramp standing in the water
+ * (navcat-bridges' platform-ramp) has no span left; the article keeps the agent's clearance from
+ * walls (预烘场: boundary edges), not from ledges (垂直可达判据 向下一步). */
+bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
 int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs, nm_cmp_summary *sum, nm_error *err);
