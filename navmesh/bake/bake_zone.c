@@ -395,7 +395,10 @@ static bool nearest_pair(const zone_work *zw, uint32_t r, uint32_t a, float la, 
  * are the same width, so the face stands in the crack's middle); an axis whose sides are within
  * kStepUp (a seam) or have no face between them (a slope) keeps the cell as it is. lvl (NULL in
  * the first round): the heights earlier rounds levelled cells to (NaN: not levelled); such a cell
- * counts as surface, and a cell judged against one takes the side the face does not part it from. */
+ * counts as surface, and a cell judged against one takes the side the face does not part it from.
+ * A made-up cell with a span of the region on both sides within k but no surface (the corner where
+ * a top's strip meets its side's, both rims) is judged on those spans, the nearer side by distance:
+ * CloseCracks closes it in a later round, and at its rims' mean it was a half step up the face. */
 static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj, const uint8_t *core,
                         const float *lvl, int32_t li0, int32_t lj0, int32_t lw, int32_t lh, float *h)
 {
@@ -421,8 +424,15 @@ static bool riser_crack(const zone_work *zw, uint32_t r, int32_t gi, int32_t gj,
                 }
                 if (in && (core[ln] || lev)) surf[sgn] = a;
             }
-        if (!surf[0] || !surf[1])
-            continue; /* CloseCracks does not close it across this axis */
+        if (!surf[0] || !surf[1]) {
+            /* a made-up cell where a top's strip meets its side's (the crack's corner): its sides
+             * along the axis are rims, no surface within k, and CloseCracks closes it only in a
+             * later round; it is judged on the rims beside it, nearer side by distance */
+            if (!near[0] || !near[1] || column_has(zw, gi, gj, r + 1))
+                continue; /* CloseCracks does not close it across this axis */
+            surf[0] = -near[0];
+            surf[1] = near[1];
+        }
         uint32_t ca = (uint32_t)((gj + near[0] * dj) * nx + gi + near[0] * di);
         uint32_t cb = (uint32_t)((gj + near[1] * dj) * nx + gi + near[1] * di);
         double ha = 0, hb = 0;
