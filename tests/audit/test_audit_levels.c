@@ -47,7 +47,10 @@ typedef struct level_case {
  * through a second box's corner): navtest 1/1 -> 0/0; it also gave bridges 6/2 -> 6/1 and pandora
  * 4/2 -> 0/0 (their rows belong to another change). h-real: godot-navlevel 2/0 -> 0/0 (the
  * goal_snapped class), navcat-bridges 1/0 -> 0/0 (the bake's crack across a riser, the audit's
- * joint steps, a climb on one grid step); every other row unchanged. */
+ * joint steps, a climb on one grid step); every other row unchanged. h-solid: the seed-2 cases
+ * (bridges 45 legs 10/2 -> 10/0, pandora 15 legs 1/1 -> 0/0) and scene-riser-corners (0/1 -> 0/0):
+ * step bits on a riser crack's made-up cells, made-up cells under a thin wall kept out of Core, a
+ * riser crack's corner levelled (navmesh/bake/README.md "Seed 2"); every other row unchanged. */
 static const level_case k_levels[] = {
     /* name, source, OBJ, scale, zone, legs, seed, max unexplained, max audit failures, reason */
     {"recast-navtest", SRC_SHARED, "nav_test.obj", 1.0, "nav_test", 40, 1, 0, 0, ""},
