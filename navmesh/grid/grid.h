@@ -326,6 +326,12 @@ uint8_t nm_grid_step_bits(const nm_span_table *t, const nm_fall_gate *gate, cons
 /* The same for span k of column (i, j) given by the caller (a bake that has let sp_cell go). */
 uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                              uint32_t k, int32_t i, int32_t j);
+/* The two bits of one pair: height ha (m) in column (i, j) and its partner hb in column
+ * (i + dx, j + dy), region r (used when rid is not NULL): bit 0 = the step a -> b is refused,
+ * bit 1 = b -> a, by the rule above (RiseOk, unless the edge is crossed straight by the region's
+ * spans). For a height that is no span of the table (a made-up cell's Ghost record). */
+uint8_t nm_grid_step_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                               uint32_t r, int32_t i, int32_t j, int dx, int dy, double ha, double hb);
 
 /* ---- walls (标墙) --------------------------------------------------------------------------- */
 /* One boundary edge: end points in px, end heights in m, and its id (triangle, edge). Every

@@ -180,14 +180,21 @@ uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, c
         }
         if (best < 0)
             continue;
-        double hb = t->sp_h[best];
-        const uint32_t r = rid ? rid[k] : 0;
-        if (!nm_grid_rise_gentle(ha, hb) && !nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb) &&
-            !edge_crossed(t, gate, rid, r, i, j, dx, dy))
-            bits |= (uint8_t)(1u << (2 * d));
-        if (!nm_grid_rise_gentle(hb, ha) && !nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha) &&
-            !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
-            bits |= (uint8_t)(1u << (2 * d + 1));
+        bits |= (uint8_t)(nm_grid_step_pair_bits(t, gate, rid, rid ? rid[k] : 0, i, j, dx, dy, ha,
+                                                 t->sp_h[best]) << (2 * d));
     }
+    return bits;
+}
+
+uint8_t nm_grid_step_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                               uint32_t r, int32_t i, int32_t j, int dx, int dy, double ha, double hb)
+{
+    uint8_t bits = 0;
+    if (!nm_grid_rise_gentle(ha, hb) && !nm_grid_rise_ok(t, gate, i, j, dx, dy, ha, hb) &&
+        !edge_crossed(t, gate, rid, r, i, j, dx, dy))
+        bits |= 1u;
+    if (!nm_grid_rise_gentle(hb, ha) && !nm_grid_rise_ok(t, gate, i + dx, j + dy, -dx, -dy, hb, ha) &&
+        !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
+        bits |= 2u;
     return bits;
 }

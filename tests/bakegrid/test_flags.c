@@ -638,6 +638,135 @@ Test(bakegrid, crack_across_a_riser_keeps_the_rise)
     cr_assert_leq(slope, NM_kStepUp, "a crack with no face between is left as it is (%.2f m)", slope);
 }
 
+/* The same rise closed by a second joining quad at v 0..6.6, so the crack between the two joins
+ * (u 10..10.75, v 6.75..9.75) is a hole the layer fills: its cells are made up (Ghost records) or
+ * the foot's rim, and levelled, the face (u = 10.375, v 6.6..9.9) stands between two of them. The step up it (more than kStepUp) must be
+ * a forbidden step of the cell it starts from, as between a top and its foot next to each other,
+ * and the step down must not: the sight checks read the bits, not RiseOk, and without them the
+ * string pull drew chords over the top's edge and back down through the face (navcat-bridges legs
+ * 35 and 44 of --random 60 --seed 2, audit `solid` inside the middle island's south face). */
+static bool short_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+{
+    (void)ctx;
+    const double uf = 10.375;
+    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
+    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
+    return v >= 6.6 && v < 9.9 && lo <= 0.7 && hi >= 0.0;
+}
+
+Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
+{
+    sb b = {0};
+    mesh_group(&b, "foot");
+    mesh_rect(&b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "top");
+    mesh_rect(&b, 10.75, 0, 20, 11, 0.7, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "join");
+    mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
+    mesh_quad4(&b, 10, 0, 10.75, 6.6, 0.0, 0.7, 0.7, 0.0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = short_face, .keep_records = true};
+    nm_bake_grid_zone z;
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
+    nm_zone_clean_free(zc);
+    /* the pair of cells along the row where the height rises more than a step: foot -> top */
+    const int32_t gy = cell_of(8.1);
+    int32_t at = INT32_MIN;
+    uint8_t bits = 0;
+    bool ghost = false;
+    double prev = NAN;
+    for (int32_t gx = cell_of(9.6); gx <= cell_of(11.1); gx++) {
+        uint32_t n;
+        const nm_grid_rec *r = recs_at(&z, gx, gy, &n, NULL);
+        double h = NAN;
+        uint8_t st = 0;
+        bool gh = false;
+        for (uint32_t k = 0; k < n; k++) {
+            if (r[k].flags & NM_GRID_FILL) continue;
+            st |= r[k].steps; /* the window ORs a cell's records */
+            if (isnan(h) || r[k].h < h) {
+                h = r[k].h;
+                gh = (r[k].flags & NM_GRID_GHOST) != 0;
+            }
+        }
+        cr_assert(!isnan(h), "cell %d of the row has a record", gx);
+        if (!isnan(prev) && h - prev > NM_kStepUp && at == INT32_MIN) {
+            at = gx - 1;
+            ghost = ghost || gh;
+        }
+        if (at == INT32_MIN) {
+            bits = st;
+            ghost = gh;
+        }
+        prev = h;
+    }
+    cr_assert_neq(at, INT32_MIN, "the row rises more than a step somewhere");
+    cr_assert(ghost, "a made-up cell stands at the face (the case under test)");
+    cr_expect(bits & 1u, "the step up the face from cell %d is forbidden (bits %02x)", at, bits);
+    cr_expect(!(bits & 2u), "the step down it is not (bits %02x)", bits);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
+/* ---- a thin wall between two floors whose strips leave no span ------------------------------
+ * Recast's eroded strips on both faces of a wall thinner than about 0.2 m (sauer-pandora: the side
+ * of a hollow pillar, whose inside Recast keeps as floor) leave a crack of three cells with no
+ * span in the middle: the floors [0,10] and [10.75,20] (u) at 0 m, joined at v 0..6.6 and
+ * 9.9..11, with a wall at u = 10.4 from v 6.6 to 9.9 in the collision geometry only. The made-up
+ * cells between the joins must stay out of Core (not Walk): CloseCracks joined the floors across
+ * them and sauer-pandora leg 14 of --random 60 --seed 2 walked into the pillar (audit `solid`). */
+static bool thin_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+{
+    (void)ctx;
+    const double uf = 10.4;
+    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
+    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
+    return v >= 6.6 && v < 9.9 && lo <= 3.0 && hi >= 0.0;
+}
+
+static bool wall_crack_walk(bool wall)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_rect(&b, 10.75, 0, 20, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_rect(&b, 10, 9.9, 10.75, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_rect(&b, 10, 0, 10.75, 6.6, 0.0, 1.0, 0, 0, 0, 0);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = wall ? thin_face : NULL, .keep_records = true};
+    nm_bake_grid_zone z;
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
+    nm_zone_clean_free(zc);
+    uint32_t n;
+    const nm_grid_rec *r = recs_at(&z, cell_of(10.3), cell_of(8.1), &n, NULL);
+    bool made_up = n > 0, walk = false;
+    for (uint32_t k = 0; k < n; k++) {
+        made_up = made_up && (r[k].flags & (NM_GRID_GHOST | NM_GRID_FILL));
+        walk = walk || (r[k].flags & NM_GRID_WALK);
+    }
+    cr_assert(made_up, "the wall's cell is made up (the case under test)");
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+    return walk;
+}
+
+Test(bakegrid, thin_wall_between_two_strips_keeps_its_crack_open)
+{
+    cr_expect(!wall_crack_walk(true), "the made-up cell under the wall is Walk");
+    /* no wall: a seam, closed as before */
+    cr_expect(wall_crack_walk(false), "a crack with no wall across stays open");
+}
+
 /* ---- a crack across a riser that closes in CloseCracks' second round --------------------------
  * navcat-bridges leg 43 climbed the 1 m island's corner from the 0.3 m floor: the island's south
  * strip (the crack to the floor) was levelled, but the cell just east of the island's east face, in
