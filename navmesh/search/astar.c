@@ -196,6 +196,34 @@ static void work_free(nm_sctx *s)
     nm_free(s->heap.it);
 }
 
+/* SpanAstar's cell records from the window's arrays (walk already built); false when a cell holds
+ * more spans than the record counts. */
+static bool build_cells(nm_sctx *s)
+{
+    const nm_window *w = s->w;
+    const nm_span_table *t = s->t;
+    uint32_t o = 0; /* occupied cells before c: nm_span_cell_spans's index, counted in passing */
+    for (uint32_t c = 0; c < s->ncell; c++) {
+        uint32_t f = 0, n = 0;
+        if ((t->occ_bits[c >> 6] >> (c & 63)) & 1u) {
+            f = t->cs[o];
+            n = t->cs[o + 1] - f;
+            o++;
+        }
+        if (n > UINT16_MAX)
+            return false;
+        nm_scell *r = &s->cell[c];
+        r->first = f;
+        r->n = (uint16_t)n;
+        r->h0 = n ? t->sp_h[f] : 0.0F;
+        r->dist = w->dist ? w->dist[c] : 0.0F;
+        r->step = w->stepbits[c];
+        r->bits = (uint8_t)((s->walk[c] ? NM_SC_WALK : 0) | (w->core[c] ? NM_SC_CORE : 0) |
+                            (n && (w->sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0));
+    }
+    return true;
+}
+
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -216,17 +244,23 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
+    s->cell = nm_malloc((size_t)s->ncell * sizeof *s->cell);
+    want_huge_pages(s->cell, (size_t)s->ncell * sizeof *s->cell);
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     const int wrc = work_alloc(s, nn);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
+    if (!s->walk || !s->cell || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
     for (uint32_t c = 0; c < s->ncell; c++) /* 掩膜: walk = core ∧ lay */
         s->walk[c] = (uint8_t)(w->core[c] && w->lay[c]);
+    if (!build_cells(s)) {
+        nm_search_ctx_free(s);
+        return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
+    }
     /* links: CSR by from_span (counting sort keeps link order inside a span) */
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
@@ -316,6 +350,7 @@ void nm_search_ctx_free(nm_sctx *s)
     }
     if (!s->twin) {
         nm_free(s->walk);
+        nm_free(s->cell);
         nm_free(s->lk_off);
         nm_free(s->lk_idx);
         nm_free(s->lk_bycell);
@@ -395,14 +430,25 @@ bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, i
                    s->t->sp_h[v]);
 }
 
+/* The price of clearance d (p->dist set). */
+static inline float price_of(const nm_search_price *p, float d)
+{
+    d = d < p->lo ? p->lo : d;
+    d = d > p->hi ? p->hi : d;
+    return p->hi / d;
+}
+
 float nm_search_price_at(const nm_search_price *p, uint32_t c)
 {
     if (!p || !p->dist)
         return 1.0F;
-    float d = p->dist[c];
-    d = d < p->lo ? p->lo : d;
-    d = d > p->hi ? p->hi : d;
-    return p->hi / d;
+    return price_of(p, p->dist[c]);
+}
+
+/* nm_search_price_at from a cell record (p's field is the window's dist). */
+static inline float cell_price(const nm_search_price *p, const nm_scell *r)
+{
+    return p->dist ? price_of(p, r->dist) : 1.0F;
 }
 
 /* Step price: length times the mean of the two cells' prices, in float. */
@@ -514,6 +560,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_sp = NULL;
     *chain_via = NULL;
     *n = 0;
+    /* the mask's first layer and the price field as the cell records hold them */
+    const uint8_t abit = q->mask.a == s->walk ? NM_SC_WALK : q->mask.a == w->core ? NM_SC_CORE : 0;
+    if (!abit || (q->price.dist && q->price.dist != w->dist))
+        return nm_fail(err, NM_ERR_ARG, "search: SpanAstar: mask not walk or core, or a price "
+                                        "field not the window's");
+    const uint8_t *const mb = q->mask.b;
+    const nm_scell *const cr = s->cell;
     reset_span_nodes(s);
     s->wider_cut = false;
     /* q->mask with the wider first layer: tested only where q->mask refuses */
@@ -577,7 +630,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
         const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
         const double gpu = chord_from ? node[pu].g : 0.0;
-        const float pr_u = nm_search_price_at(&q->price, uc);
+        const nm_scell *const cu = &cr[uc];
+        const float pr_u = cell_price(&q->price, cu);
         const float hu = t->sp_h[u];
         for (int d = 0; d < 8; d++) {
             const int dx = k_dx[d], dy = k_dy[d];
@@ -585,7 +639,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             if (vi < 0 || vj < 0 || vi >= s->nx || vj >= s->ny)
                 continue;
             const uint32_t vc = (uint32_t)(vj * s->nx + vi);
-            uint32_t f, cnt = nm_span_cell_spans(t, vc, &f);
+            const nm_scell *const cv = &cr[vc];
+            const uint32_t f = cv->first, cnt = cv->n;
             if (!cnt)
                 continue;
             const bool diag = dx && dy;
@@ -594,11 +649,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 if (span_closed(s, v)) /* #6214: closed spans are not relaxed */
                     continue;
                 nm_snode *const nv = &node[v];
-                if (cell_ok < 0) /* mask, no corner cutting, step bits */
-                    cell_ok = nm_mask_in(&q->mask, vc) &&
-                              (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
-                                         nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
-                              !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
+                if (cell_ok < 0) { /* mask, no corner cutting, step bits */
+                    const uint32_t ca = (uint32_t)(uj * s->nx + vi), cb = (uint32_t)(vj * s->nx + ui);
+                    cell_ok = (cv->bits & abit) && (!mb || mb[vc]) &&
+                              (!diag || ((cr[ca].bits & cr[cb].bits & abit) &&
+                                         (!mb || (mb[ca] && mb[cb])))) &&
+                              !(((step_rev[d] ? cv : cu)->step >> step_bit[d]) & 1u);
+                }
                 if (!cell_ok) {
                     if (track && !s->wider_cut)
                         s->wider_cut =
@@ -608,15 +665,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                             !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                     break;
                 }
-                if (!(w->sp_bits[v] & NM_SP_REACH) ||
-                    !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
+                /* the first span's REACH and height are in the cell record */
+                const bool reach = v == f ? (cv->bits & NM_SC_REACH0) : (w->sp_bits[v] & NM_SP_REACH);
+                const float hv = v == f ? cv->h0 : t->sp_h[v];
+                if (!reach || !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, hv))
                     continue;
-                const bool drop = hu - t->sp_h[v] > NM_kClimb;
+                const bool drop = hu - hv > NM_kClimb;
                 const float len = diag ? 1.41421356F : 1.0F;
-                double ndp =
-                    gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
+                const float pr_v = cell_price(&q->price, cv);
+                double ndp = gu + (double)((len * 0.5F) * (pr_u + pr_v));
                 uint32_t np = u;
-                if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
+                if (chord_from && !drop && pr_v <= 1.0F) {
                     double cd = gpu + hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;

@@ -1371,3 +1371,61 @@ Test(search, two_threads_give_the_one_thread_result)
     cr_assert_gt(dropped, 3, "legs whose baseline takes a link or a drop: %d", dropped);
     cr_assert_gt(taken, 20, "plain legs: %d", taken);
 }
+
+Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance)
+{
+    /* SpanAstar reads a neighbour cell from its record only: on random windows (empty cells,
+     * floors, platforms, two-span bridge cells; random core, lay, step bits, clearance and usable
+     * spans) every record must give the span table's range, the first span's height and REACH
+     * bit, walk = core ∧ lay, core, the step bits and the clearance of its cell. It fails when a
+     * field is taken from a neighbouring cell, span or layer. */
+    enum { NX = 37, NY = 23 };
+    static const char k_ch[] = "#..3HBBb";
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    int multi = 0;
+    for (int map = 0; map < 20; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                rows[j][i] = k_ch[(RND() >> 11) % (sizeof k_ch - 1)];
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
+        for (int c = 0; c < NX * NY; c++) {
+            w.lay[c] = (uint8_t)((RND() >> 20) % 5 != 0);
+            w.core[c] = (uint8_t)((RND() >> 20) % 7 != 0);
+            w.stepbits[c] = (uint8_t)(RND() >> 30);
+            w.dist[c] = (float)((RND() >> 30) % 1000) * 0.125F;
+        }
+        for (uint32_t k = 0; k < w.spans.nspans; k++)
+            w.sp_bits[k] = (RND() >> 20) % 3 ? NM_SP_REACH : 0;
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        for (uint32_t c = 0; c < s.ncell; c++) {
+            const nm_scell *r = &s.cell[c];
+            uint32_t f, n = nm_span_cell_spans(&w.spans, c, &f);
+            multi += n > 1;
+            cr_assert_eq(r->n, n, "map %d, cell %u: span count", map, c);
+            if (n) {
+                cr_assert_eq(r->first, f, "map %d, cell %u: first span", map, c);
+                cr_assert_eq(r->h0, w.spans.sp_h[f], "map %d, cell %u: height", map, c);
+                cr_assert_eq(!!(r->bits & NM_SC_REACH0), !!(w.sp_bits[f] & NM_SP_REACH),
+                             "map %d, cell %u: REACH", map, c);
+            }
+            cr_assert_eq(!!(r->bits & NM_SC_WALK), w.core[c] && w.lay[c], "map %d, cell %u: walk",
+                         map, c);
+            cr_assert_eq(!!(r->bits & NM_SC_CORE), !!w.core[c], "map %d, cell %u: core", map, c);
+            cr_assert_eq(r->step, w.stepbits[c], "map %d, cell %u: step bits", map, c);
+            cr_assert_eq(r->dist, w.dist[c], "map %d, cell %u: clearance", map, c);
+        }
+        nm_search_ctx_free(&s);
+        fx_free(&w);
+    }
+#undef RND
+    cr_assert_gt(multi, 1000);
+}
