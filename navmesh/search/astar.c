@@ -196,8 +196,8 @@ static void work_free(nm_sctx *s)
     nm_free(s->heap.it);
 }
 
-/* SpanAstar's cell records from the window's arrays (walk already built); false when a cell holds
- * more spans than the record counts. */
+/* SpanAstar's cell records from the window's arrays (walk and the link CSR already built); false
+ * when a cell holds more spans than the record counts. */
 static bool build_cells(nm_sctx *s)
 {
     const nm_window *w = s->w;
@@ -219,7 +219,8 @@ static bool build_cells(nm_sctx *s)
         r->dist = w->dist ? w->dist[c] : 0.0F;
         r->step = w->stepbits[c];
         r->bits = (uint8_t)((s->walk[c] ? NM_SC_WALK : 0) | (w->core[c] ? NM_SC_CORE : 0) |
-                            (n && (w->sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0));
+                            (n && (w->sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0) |
+                            (n && s->lk_off[f + n] > s->lk_off[f] ? NM_SC_LINKS : 0));
     }
     return true;
 }
@@ -257,10 +258,6 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     }
     for (uint32_t c = 0; c < s->ncell; c++) /* 掩膜: walk = core ∧ lay */
         s->walk[c] = (uint8_t)(w->core[c] && w->lay[c]);
-    if (!build_cells(s)) {
-        nm_search_ctx_free(s);
-        return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
-    }
     /* links: CSR by from_span (counting sort keeps link order inside a span) */
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
@@ -286,6 +283,10 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
             i--;
         }
         s->lk_bycell[i] = x;
+    }
+    if (!build_cells(s)) {
+        nm_search_ctx_free(s);
+        return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
     }
     return NM_OK;
 }
@@ -605,9 +606,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
         nm_snode *const nu = &node[u];
         if (s->heap.n) { /* the next pop's node, fetched while this one expands */
-            const uint32_t nk = (uint32_t)s->heap.it[0].key;
-            __builtin_prefetch(&node[nk]);
-            __builtin_prefetch(&t->sp_h[nk]);
+            const uint64_t nk = s->heap.it[0].key;
+            __builtin_prefetch(&node[(uint32_t)nk]);
+            __builtin_prefetch(&cr[nk >> 32]);
         }
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
         if (q->give_up > 0 && it.f >= q->give_up)
@@ -632,7 +633,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const double gpu = chord_from ? node[pu].g : 0.0;
         const nm_scell *const cu = &cr[uc];
         const float pr_u = cell_price(&q->price, cu);
-        const float hu = t->sp_h[u];
+        const float hu = u == cu->first ? cu->h0 : t->sp_h[u];
         for (int d = 0; d < 8; d++) {
             const int dx = k_dx[d], dy = k_dy[d];
             const int64_t vi = ui + dx, vj = uj + dy;
@@ -700,7 +701,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 }
             }
         }
-        if (!((s->lk_has[u >> 6] >> (u & 63)) & 1u))
+        if (!(cu->bits & NM_SC_LINKS) || !((s->lk_has[u >> 6] >> (u & 63)) & 1u))
             continue;
         for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];

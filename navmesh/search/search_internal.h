@@ -68,11 +68,12 @@ typedef struct nm_scell {
     float h0;       /* sp_h[first] */
     float dist;     /* the window's clearance (the price field) */
     uint16_t n;     /* span count, 0 for an empty cell */
-    uint8_t bits;   /* NM_SC_*: walk (core ∧ lay), core, sp_bits[first] & NM_SP_REACH */
+    uint8_t bits;   /* NM_SC_*: walk (core ∧ lay), core, sp_bits[first] & NM_SP_REACH, a span of
+                       the cell has off-mesh links */
     uint8_t step;   /* the window's stepbits */
 } nm_scell;
 
-enum { NM_SC_WALK = 1, NM_SC_CORE = 2, NM_SC_REACH0 = 4 };
+enum { NM_SC_WALK = 1, NM_SC_CORE = 2, NM_SC_REACH0 = 4, NM_SC_LINKS = 8 };
 
 /* Per-window state of one routeWindow call. */
 typedef struct nm_sctx {

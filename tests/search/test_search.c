@@ -1375,10 +1375,11 @@ Test(search, two_threads_give_the_one_thread_result)
 Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance)
 {
     /* SpanAstar reads a neighbour cell from its record only: on random windows (empty cells,
-     * floors, platforms, two-span bridge cells; random core, lay, step bits, clearance and usable
-     * spans) every record must give the span table's range, the first span's height and REACH
-     * bit, walk = core ∧ lay, core, the step bits and the clearance of its cell. It fails when a
-     * field is taken from a neighbouring cell, span or layer. */
+     * floors, platforms, two-span bridge cells; random core, lay, step bits, clearance, usable
+     * spans and links) every record must give the span table's range, the first span's height and
+     * REACH bit, walk = core ∧ lay, core, the step bits, the clearance of its cell and whether a
+     * span of the cell starts a link. It fails when a field is taken from a neighbouring cell,
+     * span or layer. */
     enum { NX = 37, NY = 23 };
     static const char k_ch[] = "#..3HBBb";
     uint64_t x = 0x2545F4914F6CDD1Dull;
@@ -1403,6 +1404,16 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
         }
         for (uint32_t k = 0; k < w.spans.nspans; k++)
             w.sp_bits[k] = (RND() >> 20) % 3 ? NM_SP_REACH : 0;
+        uint8_t *from = calloc(w.spans.nspans, 1);
+        const uint32_t nl = 40;
+        w.links = calloc(nl, sizeof *w.links);
+        for (uint32_t l = 0; l < nl; l++) {
+            const uint32_t a = (uint32_t)(RND() >> 20) % w.spans.nspans;
+            const uint32_t b = (uint32_t)(RND() >> 20) % w.spans.nspans;
+            w.links[l] = (nm_window_link){w.spans.sp_cell[a], w.spans.sp_cell[b], a, b, 3.0, l};
+            from[a] = 1;
+        }
+        w.nlinks = nl;
         nm_sctx s;
         nm_error err = {0};
         cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
@@ -1411,6 +1422,10 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
             uint32_t f, n = nm_span_cell_spans(&w.spans, c, &f);
             multi += n > 1;
             cr_assert_eq(r->n, n, "map %d, cell %u: span count", map, c);
+            bool links = false;
+            for (uint32_t k = f; k < f + n; k++)
+                links |= from[k];
+            cr_assert_eq(!!(r->bits & NM_SC_LINKS), links, "map %d, cell %u: links", map, c);
             if (n) {
                 cr_assert_eq(r->first, f, "map %d, cell %u: first span", map, c);
                 cr_assert_eq(r->h0, w.spans.sp_h[f], "map %d, cell %u: height", map, c);
@@ -1425,6 +1440,7 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
         }
         nm_search_ctx_free(&s);
         fx_free(&w);
+        free(from);
     }
 #undef RND
     cr_assert_gt(multi, 1000);
