@@ -200,27 +200,30 @@ static void work_free(nm_sctx *s)
  * when a cell holds more spans than the record counts. */
 static bool build_cells(nm_sctx *s)
 {
+    /* the arrays in locals: the record's byte stores could alias them otherwise */
     const nm_window *w = s->w;
-    const nm_span_table *t = s->t;
+    const uint64_t *const occ = s->t->occ_bits;
+    const uint32_t *const cs = s->t->cs, *const lk_off = s->lk_off;
+    const float *const sp_h = s->t->sp_h, *const dist = w->dist;
+    const uint8_t *const core = w->core, *const walk = s->walk, *const step = w->stepbits,
+                  *const sp_bits = w->sp_bits;
+    nm_scell *const cell = s->cell;
     uint32_t o = 0; /* occupied cells before c: nm_span_cell_spans's index, counted in passing */
     for (uint32_t c = 0; c < s->ncell; c++) {
-        uint32_t f = 0, n = 0;
-        if ((t->occ_bits[c >> 6] >> (c & 63)) & 1u) {
-            f = t->cs[o];
-            n = t->cs[o + 1] - f;
+        nm_scell r = {0, 0.0F, dist ? dist[c] : 0.0F, 0, 0, step[c]};
+        r.bits = (uint8_t)((walk[c] ? NM_SC_WALK : 0) | (core[c] ? NM_SC_CORE : 0));
+        if ((occ[c >> 6] >> (c & 63)) & 1u) {
+            const uint32_t f = cs[o], n = cs[o + 1] - f;
             o++;
+            if (n > UINT16_MAX)
+                return false;
+            r.first = f;
+            r.n = (uint16_t)n;
+            r.h0 = sp_h[f];
+            r.bits |= (uint8_t)(((sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0) |
+                                (lk_off[f + n] > lk_off[f] ? NM_SC_LINKS : 0));
         }
-        if (n > UINT16_MAX)
-            return false;
-        nm_scell *r = &s->cell[c];
-        r->first = f;
-        r->n = (uint16_t)n;
-        r->h0 = n ? t->sp_h[f] : 0.0F;
-        r->dist = w->dist ? w->dist[c] : 0.0F;
-        r->step = w->stepbits[c];
-        r->bits = (uint8_t)((s->walk[c] ? NM_SC_WALK : 0) | (w->core[c] ? NM_SC_CORE : 0) |
-                            (n && (w->sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0) |
-                            (n && s->lk_off[f + n] > s->lk_off[f] ? NM_SC_LINKS : 0));
+        cell[c] = r;
     }
     return true;
 }
