@@ -26,17 +26,36 @@ static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
     return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
+int nm_search_heap_reserve(nm_heap *h, size_t cap, nm_error *err)
+{
+    size_t bytes;
+    if (cap <= h->cap)
+        return NM_OK;
+    if (!nm_mul_ok(cap + 3, sizeof *h->it, &bytes))
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
+    const size_t was = h->it ? (size_t)(h->it - h->mem) : 0;
+    nm_heap_item *p = nm_realloc(h->mem, bytes);
+    if (!p)
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", cap);
+    /* entry 1 on a line's start: entry 0 at 48 bytes mod 64 (allocations are 16-byte aligned) */
+    const size_t pad = ((size_t)48 + 64 - (uintptr_t)p % 64) % 64 / sizeof *p;
+    if (pad != was)
+        memmove(p + pad, p + was, h->n * sizeof *p);
+    h->mem = p;
+    h->it = p + pad;
+    h->cap = cap;
+    return NM_OK;
+}
+
+void nm_search_heap_free(nm_heap *h)
+{
+    nm_free(h->mem);
+    memset(h, 0, sizeof *h);
+}
+
 static int heap_grow(nm_heap *h, nm_error *err)
 {
-    size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
-    if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
-        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
-    nm_heap_item *p = nm_realloc(h->it, bytes);
-    if (!p)
-        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
-    h->it = p;
-    h->cap = nc;
-    return NM_OK;
+    return nm_search_heap_reserve(h, h->cap ? h->cap * 2 : 1024, err);
 }
 
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
@@ -179,11 +198,10 @@ static int work_alloc(nm_sctx *s, size_t nn)
     s->touched = nm_malloc(nn * sizeof *s->touched);
     s->ntouched = 0;
     s->dirty = false; /* calloc: every state 0 */
-    s->heap.n = 0;
-    s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
-    s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    return s->node && s->closed && s->queue && s->seen && s->touched && s->heap.it ? NM_OK
-                                                                                    : NM_ERR_NOMEM;
+    memset(&s->heap, 0, sizeof s->heap); /* grows by doubling, kept across the solves */
+    const int hrc = nm_search_heap_reserve(&s->heap, s->nspans / 8 + 1024, NULL);
+    return s->node && s->closed && s->queue && s->seen && s->touched && !hrc ? NM_OK
+                                                                             : NM_ERR_NOMEM;
 }
 
 static void work_free(nm_sctx *s)
@@ -193,7 +211,7 @@ static void work_free(nm_sctx *s)
     nm_free(s->queue);
     nm_free(s->seen);
     nm_free(s->touched);
-    nm_free(s->heap.it);
+    nm_search_heap_free(&s->heap);
 }
 
 /* SpanAstar's cell records from the window's arrays (walk and the link CSR already built); false

@@ -31,10 +31,15 @@ typedef struct nm_heap_item {
 } nm_heap_item;
 
 typedef struct nm_heap {
-    nm_heap_item *it;
+    nm_heap_item *it;  /* entry 0, placed so that the four children of every entry (4i + 1 to
+                          4i + 4) share one 64-byte line: a sift reads one line a level, not two */
+    nm_heap_item *mem; /* the allocation: it is 0 to 3 entries in */
     size_t n, cap;
 } nm_heap;
 
+/* Room for cap entries (the heap's entries kept); a zeroed nm_heap is an empty heap. */
+int nm_search_heap_reserve(nm_heap *h, size_t cap, nm_error *err);
+void nm_search_heap_free(nm_heap *h);
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err);
 nm_heap_item nm_search_heap_pop(nm_heap *h);
 

@@ -939,7 +939,7 @@ Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
         cr_assert_eq(h.n, nref);
     }
     free(ref);
-    nm_free(h.it);
+    nm_search_heap_free(&h);
 }
 
 Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
@@ -993,7 +993,7 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
     free(node);
     free(f);
     free(okeys);
-    nm_free(h.it);
+    nm_search_heap_free(&h);
 }
 
 /* ---- 连通检查: the flood by row runs ------------------------------------------------------------- */
@@ -1444,4 +1444,35 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
     }
 #undef RND
     cr_assert_gt(multi, 1000);
+}
+
+Test(search, a_heap_entry_s_four_children_share_one_cache_line)
+{
+    /* The 4-ary heap places entry 0 so that the children 4i + 1 to 4i + 4 of every entry lie on
+     * one 64-byte line, through every growth (the entries move with it). It fails when the heap
+     * starts at its allocation or a growth does not move the entries to the new place. */
+    for (size_t cap = 1; cap < 20000; cap = cap * 3 + 1) {
+        nm_heap h = {0};
+        nm_error err = {0};
+        void *other[4]; /* allocations between the heap's, so its blocks land at varied offsets */
+        cr_assert_eq(nm_search_heap_reserve(&h, cap, &err), NM_OK, "%s", err.msg);
+        for (int k = 0; k < 4; k++)
+            other[k] = nm_malloc(16 * (size_t)(k + 1));
+        for (uint64_t k = 0; k < 3 * cap + 5; k++) {
+            cr_assert_eq(nm_search_heap_push(&h, (double)(k % 7), k, &err), NM_OK, "%s", err.msg);
+            cr_assert_eq((uintptr_t)&h.it[1] % 64, 0, "cap %zu, %llu entries: children split", cap,
+                         (unsigned long long)h.n);
+        }
+        double f = -1.0;
+        uint64_t key = 0;
+        for (uint64_t k = 0; k < 3 * cap + 5; k++) {
+            nm_heap_item it = nm_search_heap_pop(&h);
+            cr_assert(it.f > f || (it.f == f && it.key > key), "cap %zu: pops out of order", cap);
+            f = it.f;
+            key = it.key;
+        }
+        for (int k = 0; k < 4; k++)
+            nm_free(other[k]);
+        nm_search_heap_free(&h);
+    }
 }
