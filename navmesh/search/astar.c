@@ -267,7 +267,6 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
     s->cell = nm_malloc((size_t)s->ncell * sizeof *s->cell);
-    want_huge_pages(s->cell, (size_t)s->ncell * sizeof *s->cell);
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
