@@ -17,9 +17,8 @@ int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
     a->prev = nm_malloc((size_t)ncell * sizeof *a->prev);
     a->done = nm_calloc(ncell, 1);
     a->touched = nm_malloc((size_t)ncell * sizeof *a->touched);
-    a->heap.cap = 1024;
-    a->heap.it = nm_malloc(a->heap.cap * sizeof *a->heap.it);
-    if (!a->cost || !a->bott || !a->prev || !a->done || !a->touched || !a->heap.it) {
+    const int hrc = nm_search_heap_reserve(&a->heap, 1024, NULL);
+    if (!a->cost || !a->bott || !a->prev || !a->done || !a->touched || hrc) {
         nm_search_access_free(a);
         return nm_fail(err, NM_ERR_NOMEM, "search: access: %u cells: out of memory", ncell);
     }
@@ -33,7 +32,7 @@ void nm_search_access_free(nm_access_work *a)
     nm_free(a->prev);
     nm_free(a->done);
     nm_free(a->touched);
-    nm_free(a->heap.it);
+    nm_search_heap_free(&a->heap);
     memset(a, 0, sizeof *a);
 }
 

@@ -26,17 +26,36 @@ static inline bool item_less(const nm_heap_item *a, const nm_heap_item *b)
     return a->f < b->f || (a->f == b->f && a->key < b->key);
 }
 
+int nm_search_heap_reserve(nm_heap *h, size_t cap, nm_error *err)
+{
+    size_t bytes;
+    if (cap <= h->cap)
+        return NM_OK;
+    if (!nm_mul_ok(cap + 3, sizeof *h->it, &bytes))
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
+    const size_t was = h->it ? (size_t)(h->it - h->mem) : 0;
+    nm_heap_item *p = nm_realloc(h->mem, bytes);
+    if (!p)
+        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", cap);
+    /* entry 1 on a line's start: entry 0 at 48 bytes mod 64 (allocations are 16-byte aligned) */
+    const size_t pad = ((size_t)48 + 64 - (uintptr_t)p % 64) % 64 / sizeof *p;
+    if (pad != was)
+        memmove(p + pad, p + was, h->n * sizeof *p);
+    h->mem = p;
+    h->it = p + pad;
+    h->cap = cap;
+    return NM_OK;
+}
+
+void nm_search_heap_free(nm_heap *h)
+{
+    nm_free(h->mem);
+    memset(h, 0, sizeof *h);
+}
+
 static int heap_grow(nm_heap *h, nm_error *err)
 {
-    size_t nc = h->cap ? h->cap * 2 : 1024, bytes;
-    if (!nm_mul_ok(nc, sizeof *h->it, &bytes))
-        return nm_fail(err, NM_ERR_NOMEM, "search: heap: too many entries");
-    nm_heap_item *p = nm_realloc(h->it, bytes);
-    if (!p)
-        return nm_fail(err, NM_ERR_NOMEM, "search: heap: out of memory (%zu entries)", nc);
-    h->it = p;
-    h->cap = nc;
-    return NM_OK;
+    return nm_search_heap_reserve(h, h->cap ? h->cap * 2 : 1024, err);
 }
 
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err)
@@ -179,11 +198,10 @@ static int work_alloc(nm_sctx *s, size_t nn)
     s->touched = nm_malloc(nn * sizeof *s->touched);
     s->ntouched = 0;
     s->dirty = false; /* calloc: every state 0 */
-    s->heap.n = 0;
-    s->heap.cap = s->nspans / 8 + 1024; /* grows by doubling, kept across the solves */
-    s->heap.it = nm_malloc(s->heap.cap * sizeof *s->heap.it);
-    return s->node && s->closed && s->queue && s->seen && s->touched && s->heap.it ? NM_OK
-                                                                                    : NM_ERR_NOMEM;
+    memset(&s->heap, 0, sizeof s->heap); /* grows by doubling, kept across the solves */
+    const int hrc = nm_search_heap_reserve(&s->heap, s->nspans / 8 + 1024, NULL);
+    return s->node && s->closed && s->queue && s->seen && s->touched && !hrc ? NM_OK
+                                                                             : NM_ERR_NOMEM;
 }
 
 static void work_free(nm_sctx *s)
@@ -193,7 +211,39 @@ static void work_free(nm_sctx *s)
     nm_free(s->queue);
     nm_free(s->seen);
     nm_free(s->touched);
-    nm_free(s->heap.it);
+    nm_search_heap_free(&s->heap);
+}
+
+/* SpanAstar's cell records from the window's arrays (walk and the link CSR already built); false
+ * when a cell holds more spans than the record counts. */
+static bool build_cells(nm_sctx *s)
+{
+    /* the arrays in locals: the record's byte stores could alias them otherwise */
+    const nm_window *w = s->w;
+    const uint64_t *const occ = s->t->occ_bits;
+    const uint32_t *const cs = s->t->cs, *const lk_off = s->lk_off;
+    const float *const sp_h = s->t->sp_h, *const dist = w->dist;
+    const uint8_t *const core = w->core, *const walk = s->walk, *const step = w->stepbits,
+                  *const sp_bits = w->sp_bits;
+    nm_scell *const cell = s->cell;
+    uint32_t o = 0; /* occupied cells before c: nm_span_cell_spans's index, counted in passing */
+    for (uint32_t c = 0; c < s->ncell; c++) {
+        nm_scell r = {0, 0.0F, dist ? dist[c] : 0.0F, 0, 0, step[c]};
+        r.bits = (uint8_t)((walk[c] ? NM_SC_WALK : 0) | (core[c] ? NM_SC_CORE : 0));
+        if ((occ[c >> 6] >> (c & 63)) & 1u) {
+            const uint32_t f = cs[o], n = cs[o + 1] - f;
+            o++;
+            if (n > UINT16_MAX)
+                return false;
+            r.first = f;
+            r.n = (uint16_t)n;
+            r.h0 = sp_h[f];
+            r.bits |= (uint8_t)(((sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0) |
+                                (lk_off[f + n] > lk_off[f] ? NM_SC_LINKS : 0));
+        }
+        cell[c] = r;
+    }
+    return true;
 }
 
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
@@ -216,12 +266,13 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
+    s->cell = nm_malloc((size_t)s->ncell * sizeof *s->cell);
     s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     const int wrc = work_alloc(s, nn);
-    if (!s->walk || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
+    if (!s->walk || !s->cell || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
@@ -252,6 +303,10 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
             i--;
         }
         s->lk_bycell[i] = x;
+    }
+    if (!build_cells(s)) {
+        nm_search_ctx_free(s);
+        return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
     }
     return NM_OK;
 }
@@ -316,6 +371,7 @@ void nm_search_ctx_free(nm_sctx *s)
     }
     if (!s->twin) {
         nm_free(s->walk);
+        nm_free(s->cell);
         nm_free(s->lk_off);
         nm_free(s->lk_idx);
         nm_free(s->lk_bycell);
@@ -395,14 +451,25 @@ bool nm_search_edge_ok(const nm_sctx *s, const nm_mask *m, uint32_t u, int dx, i
                    s->t->sp_h[v]);
 }
 
+/* The price of clearance d (p->dist set). */
+static inline float price_of(const nm_search_price *p, float d)
+{
+    d = d < p->lo ? p->lo : d;
+    d = d > p->hi ? p->hi : d;
+    return p->hi / d;
+}
+
 float nm_search_price_at(const nm_search_price *p, uint32_t c)
 {
     if (!p || !p->dist)
         return 1.0F;
-    float d = p->dist[c];
-    d = d < p->lo ? p->lo : d;
-    d = d > p->hi ? p->hi : d;
-    return p->hi / d;
+    return price_of(p, p->dist[c]);
+}
+
+/* nm_search_price_at from a cell record (p's field is the window's dist). */
+static inline float cell_price(const nm_search_price *p, const nm_scell *r)
+{
+    return p->dist ? price_of(p, r->dist) : 1.0F;
 }
 
 /* Step price: length times the mean of the two cells' prices, in float. */
@@ -514,6 +581,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     *chain_sp = NULL;
     *chain_via = NULL;
     *n = 0;
+    /* the mask's first layer and the price field as the cell records hold them */
+    const uint8_t abit = q->mask.a == s->walk ? NM_SC_WALK : q->mask.a == w->core ? NM_SC_CORE : 0;
+    if (!abit || (q->price.dist && q->price.dist != w->dist))
+        return nm_fail(err, NM_ERR_ARG, "search: SpanAstar: mask not walk or core, or a price "
+                                        "field not the window's");
+    const uint8_t *const mb = q->mask.b;
+    const nm_scell *const cr = s->cell;
     reset_span_nodes(s);
     s->wider_cut = false;
     /* q->mask with the wider first layer: tested only where q->mask refuses */
@@ -552,9 +626,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
         nm_snode *const nu = &node[u];
         if (s->heap.n) { /* the next pop's node, fetched while this one expands */
-            const uint32_t nk = (uint32_t)s->heap.it[0].key;
-            __builtin_prefetch(&node[nk]);
-            __builtin_prefetch(&t->sp_h[nk]);
+            const uint64_t nk = s->heap.it[0].key;
+            __builtin_prefetch(&node[(uint32_t)nk]);
+            __builtin_prefetch(&cr[nk >> 32]);
         }
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
         if (q->give_up > 0 && it.f >= q->give_up)
@@ -577,15 +651,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
         const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
         const double gpu = chord_from ? node[pu].g : 0.0;
-        const float pr_u = nm_search_price_at(&q->price, uc);
-        const float hu = t->sp_h[u];
+        const nm_scell *const cu = &cr[uc];
+        const float pr_u = cell_price(&q->price, cu);
+        const float hu = u == cu->first ? cu->h0 : t->sp_h[u];
         for (int d = 0; d < 8; d++) {
             const int dx = k_dx[d], dy = k_dy[d];
             const int64_t vi = ui + dx, vj = uj + dy;
             if (vi < 0 || vj < 0 || vi >= s->nx || vj >= s->ny)
                 continue;
             const uint32_t vc = (uint32_t)(vj * s->nx + vi);
-            uint32_t f, cnt = nm_span_cell_spans(t, vc, &f);
+            const nm_scell *const cv = &cr[vc];
+            const uint32_t f = cv->first, cnt = cv->n;
             if (!cnt)
                 continue;
             const bool diag = dx && dy;
@@ -594,11 +670,13 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 if (span_closed(s, v)) /* #6214: closed spans are not relaxed */
                     continue;
                 nm_snode *const nv = &node[v];
-                if (cell_ok < 0) /* mask, no corner cutting, step bits */
-                    cell_ok = nm_mask_in(&q->mask, vc) &&
-                              (!diag || (nm_mask_in(&q->mask, (uint32_t)(uj * s->nx + vi)) &&
-                                         nm_mask_in(&q->mask, (uint32_t)(vj * s->nx + ui)))) &&
-                              !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
+                if (cell_ok < 0) { /* mask, no corner cutting, step bits */
+                    const uint32_t ca = (uint32_t)(uj * s->nx + vi), cb = (uint32_t)(vj * s->nx + ui);
+                    cell_ok = (cv->bits & abit) && (!mb || mb[vc]) &&
+                              (!diag || ((cr[ca].bits & cr[cb].bits & abit) &&
+                                         (!mb || (mb[ca] && mb[cb])))) &&
+                              !(((step_rev[d] ? cv : cu)->step >> step_bit[d]) & 1u);
+                }
                 if (!cell_ok) {
                     if (track && !s->wider_cut)
                         s->wider_cut =
@@ -608,15 +686,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                             !((w->stepbits[step_rev[d] ? vc : uc] >> step_bit[d]) & 1u);
                     break;
                 }
-                if (!(w->sp_bits[v] & NM_SP_REACH) ||
-                    !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, t->sp_h[v]))
+                /* the first span's REACH and height are in the cell record */
+                const bool reach = v == f ? (cv->bits & NM_SC_REACH0) : (w->sp_bits[v] & NM_SP_REACH);
+                const float hv = v == f ? cv->h0 : t->sp_h[v];
+                if (!reach || !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, hu, hv))
                     continue;
-                const bool drop = hu - t->sp_h[v] > NM_kClimb;
+                const bool drop = hu - hv > NM_kClimb;
                 const float len = diag ? 1.41421356F : 1.0F;
-                double ndp =
-                    gu + (double)((len * 0.5F) * (pr_u + nm_search_price_at(&q->price, vc)));
+                const float pr_v = cell_price(&q->price, cv);
+                double ndp = gu + (double)((len * 0.5F) * (pr_u + pr_v));
                 uint32_t np = u;
-                if (chord_from && !drop && nm_search_price_at(&q->price, vc) <= 1.0F) {
+                if (chord_from && !drop && pr_v <= 1.0F) {
                     double cd = gpu + hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;
@@ -641,7 +721,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 }
             }
         }
-        if (!((s->lk_has[u >> 6] >> (u & 63)) & 1u))
+        if (!(cu->bits & NM_SC_LINKS) || !((s->lk_has[u >> 6] >> (u & 63)) & 1u))
             continue;
         for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];

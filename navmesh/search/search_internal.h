@@ -31,10 +31,15 @@ typedef struct nm_heap_item {
 } nm_heap_item;
 
 typedef struct nm_heap {
-    nm_heap_item *it;
+    nm_heap_item *it;  /* entry 0, placed so that the four children of every entry (4i + 1 to
+                          4i + 4) share one 64-byte line: a sift reads one line a level, not two */
+    nm_heap_item *mem; /* the allocation: it is 0 to 3 entries in */
     size_t n, cap;
 } nm_heap;
 
+/* Room for cap entries (the heap's entries kept); a zeroed nm_heap is an empty heap. */
+int nm_search_heap_reserve(nm_heap *h, size_t cap, nm_error *err);
+void nm_search_heap_free(nm_heap *h);
 int nm_search_heap_push(nm_heap *h, double f, uint64_t key, nm_error *err);
 nm_heap_item nm_search_heap_pop(nm_heap *h);
 
@@ -58,12 +63,30 @@ int nm_search_iheap_push(nm_heap *h, nm_snode *node, double f, uint64_t key, nm_
 void nm_search_iheap_decrease(nm_heap *h, nm_snode *node, uint32_t pos, double f);
 nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node);
 
+/* SpanAstar's cell record (展开): what an expansion reads of a neighbour cell, one 16-byte record
+ * a cell built once a window, so the three rows around a popped span are a few cache lines
+ * instead of one a row in each of seven arrays (occ_bits, occ_rank, cs, the two mask layers,
+ * stepbits, dist). The span range is nm_span_cell_spans's; the first span's height and REACH bit
+ * spare most cells (one span) the reads of sp_h and sp_bits. */
+typedef struct nm_scell {
+    uint32_t first; /* the cell's first span */
+    float h0;       /* sp_h[first] */
+    float dist;     /* the window's clearance (the price field) */
+    uint16_t n;     /* span count, 0 for an empty cell */
+    uint8_t bits;   /* NM_SC_*: walk (core ∧ lay), core, sp_bits[first] & NM_SP_REACH, a span of
+                       the cell has off-mesh links */
+    uint8_t step;   /* the window's stepbits */
+} nm_scell;
+
+enum { NM_SC_WALK = 1, NM_SC_CORE = 2, NM_SC_REACH0 = 4, NM_SC_LINKS = 8 };
+
 /* Per-window state of one routeWindow call. */
 typedef struct nm_sctx {
     const nm_window *w;
     const nm_span_table *t;
     uint32_t nx, ny, ncell, nspans;
     uint8_t *walk; /* core ∧ lay */
+    nm_scell *cell; /* [ncell] SpanAstar's cell records */
     /* off-mesh links, CSR by from_span and index sorted by from_cell */
     uint32_t *lk_off;    /* [nspans + 1] */
     uint32_t *lk_idx;    /* [nlinks] link indices */

@@ -939,7 +939,7 @@ Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
         cr_assert_eq(h.n, nref);
     }
     free(ref);
-    nm_free(h.it);
+    nm_search_heap_free(&h);
 }
 
 Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
@@ -993,7 +993,7 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
     free(node);
     free(f);
     free(okeys);
-    nm_free(h.it);
+    nm_search_heap_free(&h);
 }
 
 /* ---- 连通检查: the flood by row runs ------------------------------------------------------------- */
@@ -1370,4 +1370,109 @@ Test(search, two_threads_give_the_one_thread_result)
     cr_log_info("%d legs: %d plain, %d through a link or a drop", legs, taken, dropped);
     cr_assert_gt(dropped, 3, "legs whose baseline takes a link or a drop: %d", dropped);
     cr_assert_gt(taken, 20, "plain legs: %d", taken);
+}
+
+Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance)
+{
+    /* SpanAstar reads a neighbour cell from its record only: on random windows (empty cells,
+     * floors, platforms, two-span bridge cells; random core, lay, step bits, clearance, usable
+     * spans and links) every record must give the span table's range, the first span's height and
+     * REACH bit, walk = core ∧ lay, core, the step bits, the clearance of its cell and whether a
+     * span of the cell starts a link. It fails when a field is taken from a neighbouring cell,
+     * span or layer. */
+    enum { NX = 37, NY = 23 };
+    static const char k_ch[] = "#..3HBBb";
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    int multi = 0;
+    for (int map = 0; map < 20; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                rows[j][i] = k_ch[(RND() >> 11) % (sizeof k_ch - 1)];
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
+        for (int c = 0; c < NX * NY; c++) {
+            w.lay[c] = (uint8_t)((RND() >> 20) % 5 != 0);
+            w.core[c] = (uint8_t)((RND() >> 20) % 7 != 0);
+            w.stepbits[c] = (uint8_t)(RND() >> 30);
+            w.dist[c] = (float)((RND() >> 30) % 1000) * 0.125F;
+        }
+        for (uint32_t k = 0; k < w.spans.nspans; k++)
+            w.sp_bits[k] = (RND() >> 20) % 3 ? NM_SP_REACH : 0;
+        uint8_t *from = calloc(w.spans.nspans, 1);
+        const uint32_t nl = 40;
+        w.links = calloc(nl, sizeof *w.links);
+        for (uint32_t l = 0; l < nl; l++) {
+            const uint32_t a = (uint32_t)(RND() >> 20) % w.spans.nspans;
+            const uint32_t b = (uint32_t)(RND() >> 20) % w.spans.nspans;
+            w.links[l] = (nm_window_link){w.spans.sp_cell[a], w.spans.sp_cell[b], a, b, 3.0, l};
+            from[a] = 1;
+        }
+        w.nlinks = nl;
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        for (uint32_t c = 0; c < s.ncell; c++) {
+            const nm_scell *r = &s.cell[c];
+            uint32_t f, n = nm_span_cell_spans(&w.spans, c, &f);
+            multi += n > 1;
+            cr_assert_eq(r->n, n, "map %d, cell %u: span count", map, c);
+            bool links = false;
+            for (uint32_t k = f; k < f + n; k++)
+                links |= from[k];
+            cr_assert_eq(!!(r->bits & NM_SC_LINKS), links, "map %d, cell %u: links", map, c);
+            if (n) {
+                cr_assert_eq(r->first, f, "map %d, cell %u: first span", map, c);
+                cr_assert_eq(r->h0, w.spans.sp_h[f], "map %d, cell %u: height", map, c);
+                cr_assert_eq(!!(r->bits & NM_SC_REACH0), !!(w.sp_bits[f] & NM_SP_REACH),
+                             "map %d, cell %u: REACH", map, c);
+            }
+            cr_assert_eq(!!(r->bits & NM_SC_WALK), w.core[c] && w.lay[c], "map %d, cell %u: walk",
+                         map, c);
+            cr_assert_eq(!!(r->bits & NM_SC_CORE), !!w.core[c], "map %d, cell %u: core", map, c);
+            cr_assert_eq(r->step, w.stepbits[c], "map %d, cell %u: step bits", map, c);
+            cr_assert_eq(r->dist, w.dist[c], "map %d, cell %u: clearance", map, c);
+        }
+        nm_search_ctx_free(&s);
+        fx_free(&w);
+        free(from);
+    }
+#undef RND
+    cr_assert_gt(multi, 1000);
+}
+
+Test(search, a_heap_entry_s_four_children_share_one_cache_line)
+{
+    /* The 4-ary heap places entry 0 so that the children 4i + 1 to 4i + 4 of every entry lie on
+     * one 64-byte line, through every growth (the entries move with it). It fails when the heap
+     * starts at its allocation or a growth does not move the entries to the new place. */
+    for (size_t cap = 1; cap < 20000; cap = cap * 3 + 1) {
+        nm_heap h = {0};
+        nm_error err = {0};
+        void *other[4]; /* allocations between the heap's, so its blocks land at varied offsets */
+        cr_assert_eq(nm_search_heap_reserve(&h, cap, &err), NM_OK, "%s", err.msg);
+        for (int k = 0; k < 4; k++)
+            other[k] = nm_malloc(16 * (size_t)(k + 1));
+        for (uint64_t k = 0; k < 3 * cap + 5; k++) {
+            cr_assert_eq(nm_search_heap_push(&h, (double)(k % 7), k, &err), NM_OK, "%s", err.msg);
+            cr_assert_eq((uintptr_t)&h.it[1] % 64, 0, "cap %zu, %llu entries: children split", cap,
+                         (unsigned long long)h.n);
+        }
+        double f = -1.0;
+        uint64_t key = 0;
+        for (uint64_t k = 0; k < 3 * cap + 5; k++) {
+            nm_heap_item it = nm_search_heap_pop(&h);
+            cr_assert(it.f > f || (it.f == f && it.key > key), "cap %zu: pops out of order", cap);
+            f = it.f;
+            key = it.key;
+        }
+        for (int k = 0; k < 4; k++)
+            nm_free(other[k]);
+        nm_search_heap_free(&h);
+    }
 }
