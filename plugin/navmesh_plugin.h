@@ -142,11 +142,7 @@ typedef struct nm_plugin_api {
      * none (a file that exists but cannot be parsed makes the open fail). NULL on failure: read
      * last_error(). Every successful open needs one close. Engines of other zones of the same
      * pack file share its grid bytes and parsed sidecar, loaded once and freed with the last
-     * close (see shared_info). The first open sets the process's glibc malloc to keep freed
-     * memory for reuse (mallopt: blocks up to 64 MB from the heap, up to 256 MB of freed heap
-     * top kept, instead of returning it to the kernel): each plan frees and asks again for
-     * 50-300 MB of window and search arrays, which otherwise come back as fresh pages
-     * (nm_keep_freed_memory, navmesh/base/base.h). */
+     * close (see shared_info). */
     nm_plugin_engine *(*open)(const char *pack_path, const char *zone, const char *nogo_path);
     void (*close)(nm_plugin_engine *e);
     nm_plugin_request_init_fn request_init;

@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 int nm_fail(nm_error *err, int code, const char *fmt, ...)
 {
@@ -103,22 +100,6 @@ void *nm_realloc(void *p, size_t n)
 }
 
 void nm_free(void *p) { free(p); }
-
-#if defined(__GLIBC__)
-static void keep_freed_once(void)
-{
-    (void)mallopt(M_MMAP_THRESHOLD, (int)NM_HEAP_BLOCK_MAX);
-    (void)mallopt(M_TRIM_THRESHOLD, (int)NM_HEAP_KEEP_FREE);
-}
-#endif
-
-void nm_keep_freed_memory(void)
-{
-#if defined(__GLIBC__)
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, keep_freed_once);
-#endif
-}
 
 bool nm_mul_ok(size_t a, size_t b, size_t *out)
 {

@@ -60,19 +60,6 @@ bool nm_mul_ok(size_t a, size_t b, size_t *out);
  * since the last call. Not thread-safe; tests only. */
 size_t nm_alloc_fail_after(size_t n);
 
-/* Freed memory kept by the process (glibc): blocks up to NM_HEAP_BLOCK_MAX come from the heap,
- * and up to NM_HEAP_KEEP_FREE bytes freed at its top stay there, instead of glibc's defaults
- * (fresh mappings above a threshold that grows to 32 MB; the free top returned to the kernel
- * above 64 MB). A plan frees 50-300 MB of window and search arrays; with the defaults the next
- * plan got them back as fresh pages, which the kernel faults in and zeroes 4 KB at a time (a
- * fifth of a plan's CPU time). Blocks over 64 MB (a large world's Full-window node records)
- * keep their own mapping, so the heap never holds them once freed; the process holds at most
- * NM_HEAP_KEEP_FREE of freed top beyond its peak. Process-wide (mallopt), set once; a no-op off
- * glibc. The route engine's open calls it. */
-#define NM_HEAP_BLOCK_MAX ((size_t)64 << 20)
-#define NM_HEAP_KEEP_FREE ((size_t)256 << 20)
-void nm_keep_freed_memory(void);
-
 /* ---- threads (NavParallel) ------------------------------------------------------------------- */
 enum { NM_WORKER_LIMIT = 4, NM_SERIAL_FLOOR = 1 << 16 };
 /* Worker count for n elements: 1 when n < NM_SERIAL_FLOOR, else min(requested, NM_WORKER_LIMIT),

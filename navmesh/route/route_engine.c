@@ -59,7 +59,6 @@ int nm_route_engine_open_shared(nm_route_engine *e, const nm_pack *pack, const c
     memset(e, 0, sizeof *e);
     e->pack = pack;
     e->workers = workers;
-    nm_keep_freed_memory(); /* the next plan's arrays on the pages this one freed */
     const nm_section *s = nm_pack_section(pack, "BGRD");
     if (!s || !s->bytes) {
         e->status = nm_fail(&e->err, NM_ERR_STATE, "the pack has no pre-baked grid section (BGRD)");

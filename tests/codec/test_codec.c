@@ -1,10 +1,9 @@
 /* test_codec.c — the shared encodings: cursor bounds, varints, zigzag, FNV-1a, zlib streams,
- * gzip / raw files, the worker pool, the error record and the freed-memory policy. */
+ * gzip / raw files, the worker pool and the error record. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -449,33 +448,6 @@ Test(parallel, small_inputs_run_serially_and_the_limit_is_four)
 }
 
 /* ---- errors and the allocation hook ---------------------------------------------------------- */
-/* ---- freed memory kept by the process ------------------------------------------------------ */
-static long minor_faults(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt;
-}
-
-/* A window-sized block freed and asked for again lands on the pages the first one backed: with
- * glibc's defaults a block this large is a fresh mapping each time, every page faulted in anew. */
-Test(memory, a_freed_large_block_comes_back_on_pages_already_backed)
-{
-    nm_keep_freed_memory();
-    const size_t n = (size_t)48 << 20, pages = n / 4096; /* over glibc's 32 MB cap, under ours */
-    char *a = nm_malloc(n);
-    cr_assert_not_null(a);
-    memset(a, 1, n);
-    nm_free(a);
-    const long f0 = minor_faults();
-    char *b = nm_malloc(n);
-    cr_assert_not_null(b);
-    memset(b, 2, n);
-    const long faults = minor_faults() - f0;
-    nm_free(b);
-    cr_assert_lt(faults, (long)pages / 10, "%ld faults for %zu pages asked again", faults, pages);
-}
-
 Test(error, prefixes_put_the_outer_context_first)
 {
     nm_error e;

@@ -496,12 +496,11 @@ static void expect_same_window(const nm_window *a, const nm_window *b)
     cr_expect_eq(a->nlinks, b->nlinks);
 }
 
-/* The process keeps freed memory for the next plan (nm_keep_freed_memory): a plan's windows and
- * search arrays land on blocks an earlier plan freed, with its values still in them. A plan made
- * while glibc fills every block it hands out with garbage (M_PERTURB: malloc'd blocks filled,
- * calloc'd ones still zero) equals the same plan on a fresh engine, its window too, layer by
- * layer: every array a plan reads is set before it is read. (It fails when a window layer the
- * build expects zeroed is taken with malloc.) */
+/* A plan's windows and search arrays land on blocks an earlier plan freed, values still in them
+ * (glibc reuses its heap). A plan made while glibc fills every block it hands out with garbage
+ * (M_PERTURB: malloc'd blocks filled, calloc'd ones still zero) equals the same plan on a fresh
+ * engine, and its window matches layer by layer: every array a plan reads is set before it is
+ * read. (It fails when a window layer the build expects zeroed is taken with malloc.) */
 Test(engine, a_plan_on_memory_handed_out_dirty_equals_a_plan_on_fresh_memory)
 {
     nm_route_engine e, f;
