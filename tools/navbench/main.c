@@ -10,9 +10,11 @@
  *
  * Per leg and in the summary, each search stage also as nanoseconds per window cell (ns_per_cell:
  * the stage's time over the accepted window's cells, so legs of different sizes compare); the
- * summary gives the process's peak RSS (getrusage). --compare reads an earlier run's output (the
- * same legs: matched by leg number and end points) and prints per leg the ratio new / old of each
- * stage's time, and their geometric means (stderr: a table; stdout: "compare" in the summary).
+ * summary gives the process's peak RSS and the plans' minor page faults (getrusage: sum, p50 and
+ * p90 a leg: the kernel's fresh pages, nearly deterministic for one binary). --compare reads an
+ * earlier run's output (the same legs: matched by leg number and end points) and prints per leg
+ * the ratio new / old of each stage's time, and their geometric means (stderr: a table; stdout:
+ * "compare" in the summary).
  *
  * --audit checks every ok route against the level's own triangles (tools/navaudit/audit.h): each
  * leg line gets "audit": {"kind", "msg"}, the summary "audit": {"checked", "failures"}.
@@ -328,6 +330,8 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < N_PER_CELL; k++) npc[k] = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
     size_t nnpc = 0;
     double *cpu = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    double *flt = (double *)calloc(nlegs ? nlegs : 1, sizeof(double)); /* minor page faults a plan */
+    double flt_sum = 0;
     double lsum_cpu = 0;
     size_t lcount_cpu = 0;
     if (old)
@@ -351,9 +355,14 @@ int main(int argc, char **argv)
         nm_error perr = {0};
         /* the plan's CPU time: on a shared machine the stage (wall) times swell with the load */
         struct timespec c0, c1;
+        struct rusage u0, u1; /* fresh pages: the kernel's share of a plan, nearly deterministic */
+        getrusage(RUSAGE_SELF, &u0);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         int rc = nm_route_plan(&e, &q, &r, &perr);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        getrusage(RUSAGE_SELF, &u1);
+        flt[i] = (double)(u1.ru_minflt - u0.ru_minflt);
+        flt_sum += flt[i];
         double cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-6;
         cpu[i] = cpu_ms;
         if (rc) snprintf(r.error, sizeof r.error, "%s", perr.msg);
@@ -514,6 +523,8 @@ int main(int argc, char **argv)
     long rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
     printf(",\"peak_rss_mb\":%.1f", (double)rss_kb / 1024.0);
     printf(",\"cpu_ms\":{\"p50\":%.3f,\"p90\":%.3f}", pct(cpu, nlegs, 0.5), pct(cpu, nlegs, 0.9));
+    printf(",\"minor_faults\":{\"sum\":%.0f,\"p50\":%.0f,\"p90\":%.0f}", flt_sum, pct(flt, nlegs, 0.5),
+           pct(flt, nlegs, 0.9));
     if (old) {
         printf(",\"compare\":{\"legs\":%zu,\"geomean\":{", lcount[ST_TOTAL]);
         fprintf(stderr, "geometric mean of new / old over %zu legs:", lcount[ST_TOTAL]);
@@ -530,6 +541,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < N_PER_CELL; k++) free(npc[k]);
     free(old);
     free(cpu);
+    free(flt);
     free(bpc);
     for (int k = 0; k < ST_N; k++) free(st[k]);
     free(legs);
