@@ -582,14 +582,21 @@ Test(bakegrid, workers_same_records)
  * 0.7 m, a joining quad [10,10.75]x[9.9,11] from 0 to 0.7 m; the collision geometry is a face at
  * u = 10.375 for v < 9.9 (the rise). In row v 9.75..10 the crack's cells (u 10..10.75) hold the
  * joining quad's rims (its edge at v = 9.9 crosses the row), a ramp of steps under kStepUp. */
-static bool rise_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+/* A vertical face at u = fu for fv0 <= v < fv1, from 0 m up to ftop: gap_blocked of the two cases
+ * below. */
+typedef struct face_u {
+    double fu, fv0, fv1, ftop;
+} face_u;
+
+static bool face_blocks(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
 {
-    (void)ctx;
-    const double uf = 10.375;
-    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
-    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
-    return v < 9.9 && lo <= 0.7 && hi >= 0.0;
+    const face_u *f = ctx;
+    if ((u0 - f->fu) * (u1 - f->fu) > 0 || u0 == u1) return false;
+    double v = v0 + (f->fu - u0) / (u1 - u0) * (v1 - v0);
+    return v >= f->fv0 && v < f->fv1 && lo <= f->ftop && hi >= 0.0;
 }
+
+static face_u k_rise_face = {10.375, -INFINITY, 9.9, 0.7};
 
 static double crack_row_step(bool face)
 {
@@ -605,7 +612,7 @@ static double crack_row_step(bool face)
     nm_error err = {0};
     nm_zone_clean *zc = NULL;
     cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? rise_face : NULL, .keep_records = true};
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? face_blocks : NULL, .drop_ctx = &k_rise_face, .keep_records = true};
     nm_bake_grid_zone z;
     cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
     nm_zone_clean_free(zc);
@@ -720,14 +727,7 @@ Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
  * 9.9..11, with a wall at u = 10.4 from v 6.6 to 9.9 in the collision geometry only. The made-up
  * cells between the joins must stay out of Core (not Walk): CloseCracks joined the floors across
  * them and sauer-pandora leg 14 of --random 60 --seed 2 walked into the pillar (audit `solid`). */
-static bool thin_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
-{
-    (void)ctx;
-    const double uf = 10.4;
-    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
-    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
-    return v >= 6.6 && v < 9.9 && lo <= 3.0 && hi >= 0.0;
-}
+static face_u k_thin_face = {10.4, 6.6, 9.9, 3.0};
 
 static bool wall_crack_walk(bool wall)
 {
@@ -742,7 +742,7 @@ static bool wall_crack_walk(bool wall)
     nm_error err = {0};
     nm_zone_clean *zc = NULL;
     cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = wall ? thin_face : NULL, .keep_records = true};
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = wall ? face_blocks : NULL, .drop_ctx = &k_thin_face, .keep_records = true};
     nm_bake_grid_zone z;
     cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
     nm_zone_clean_free(zc);
