@@ -596,6 +596,18 @@ static bool face_blocks(void *ctx, double u0, double v0, double u1, double v1, d
     return v >= f->fv0 && v < f->fv1 && lo <= f->ftop && hi >= 0.0;
 }
 
+/* Bakes mesh b at one worker with gap_blocked (its context f), keeping the zone's records. */
+static void bake_face_zone(sb *b, nm_bake_gap_fn gap, face_u *f, nm_pack *p, nm_bake_grid_zone *z)
+{
+    bake_loaded(b->s, p);
+    nm_error err = {0};
+    nm_zone_clean *zc = NULL;
+    cr_assert_eq(nm_zone_clean_build_at(p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
+    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = gap, .drop_ctx = f, .keep_records = true};
+    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, z, &err), NM_OK, "%s", err.msg);
+    nm_zone_clean_free(zc);
+}
+
 static face_u k_rise_face = {10.375, -INFINITY, 9.9, 0.7};
 
 static double crack_row_step(bool face)
@@ -608,14 +620,8 @@ static double crack_row_step(bool face)
     mesh_group(&b, "join");
     mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
     nm_pack p;
-    bake_loaded(b.s, &p);
-    nm_error err = {0};
-    nm_zone_clean *zc = NULL;
-    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = face ? face_blocks : NULL, .drop_ctx = &k_rise_face, .keep_records = true};
     nm_bake_grid_zone z;
-    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
-    nm_zone_clean_free(zc);
+    bake_face_zone(&b, face ? face_blocks : NULL, &k_rise_face, &p, &z);
     /* the highest step up along the row, foot to top, each cell's lowest real record */
     double prev = NAN, most = 0;
     for (int32_t gx = cell_of(9.6); gx <= cell_of(11.1); gx++) {
@@ -652,14 +658,7 @@ Test(bakegrid, crack_across_a_riser_keeps_the_rise)
  * and the step down must not: the sight checks read the bits, not RiseOk, and without them the
  * string pull drew chords over the top's edge and back down through the face (navcat-bridges legs
  * 35 and 44 of --random 60 --seed 2, audit `solid` inside the middle island's south face). */
-static bool short_face(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
-{
-    (void)ctx;
-    const double uf = 10.375;
-    if ((u0 - uf) * (u1 - uf) > 0 || u0 == u1) return false;
-    double v = v0 + (uf - u0) / (u1 - u0) * (v1 - v0);
-    return v >= 6.6 && v < 9.9 && lo <= 0.7 && hi >= 0.0;
-}
+static face_u k_short_face = {10.375, 6.6, 9.9, 0.7};
 
 Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
 {
@@ -672,14 +671,8 @@ Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
     mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
     mesh_quad4(&b, 10, 0, 10.75, 6.6, 0.0, 0.7, 0.7, 0.0);
     nm_pack p;
-    bake_loaded(b.s, &p);
-    nm_error err = {0};
-    nm_zone_clean *zc = NULL;
-    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = short_face, .keep_records = true};
     nm_bake_grid_zone z;
-    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
-    nm_zone_clean_free(zc);
+    bake_face_zone(&b, face_blocks, &k_short_face, &p, &z);
     /* the pair of cells along the row where the height rises more than a step: foot -> top */
     const int32_t gy = cell_of(8.1);
     int32_t at = INT32_MIN;
@@ -738,14 +731,8 @@ static bool wall_crack_walk(bool wall)
     mesh_rect(&b, 10, 9.9, 10.75, 11, 0.0, 1.0, 0, 0, 0, 0);
     mesh_rect(&b, 10, 0, 10.75, 6.6, 0.0, 1.0, 0, 0, 0, 0);
     nm_pack p;
-    bake_loaded(b.s, &p);
-    nm_error err = {0};
-    nm_zone_clean *zc = NULL;
-    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = wall ? face_blocks : NULL, .drop_ctx = &k_thin_face, .keep_records = true};
     nm_bake_grid_zone z;
-    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
-    nm_zone_clean_free(zc);
+    bake_face_zone(&b, wall ? face_blocks : NULL, &k_thin_face, &p, &z);
     uint32_t n;
     const nm_grid_rec *r = recs_at(&z, cell_of(10.3), cell_of(8.1), &n, NULL);
     bool made_up = n > 0, walk = false;
@@ -801,14 +788,8 @@ static double corner_cell_h(bool body)
     mesh_group(&b, "join");
     mesh_quad4(&b, 10.26, 10.05, 10.36, 10.2, 0.3, 0.3, 0.45, 0.45);
     nm_pack p;
-    bake_loaded(b.s, &p);
-    nm_error err = {0};
-    nm_zone_clean *zc = NULL;
-    cr_assert_eq(nm_zone_clean_build_at(&p, 0, 1, &zc, &err), NM_OK, "%s", err.msg);
-    nm_bake_grid_opts o = {.workers = 1, .gap_blocked = body ? corner_body : NULL, .keep_records = true};
     nm_bake_grid_zone z;
-    cr_assert_eq(nm_bake_grid_zone_bake(zc, &o, &z, &err), NM_OK, "%s", err.msg);
-    nm_zone_clean_free(zc);
+    bake_face_zone(&b, body ? corner_body : NULL, NULL, &p, &z);
     uint32_t n;
     const nm_grid_rec *r = recs_at(&z, cell_of(10.375), cell_of(10.125), &n, NULL);
     double h = NAN;
