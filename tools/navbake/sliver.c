@@ -50,6 +50,18 @@ static double plan_len(const float *a, const float *b)
     return sqrt(dx * dx + dz * dz);
 }
 
+/* The edge k (v[k] -> v[k+1]) longest in plan, the first of equals. */
+static int longest_edge(const float *v, const uint32_t *t)
+{
+    int k = 0;
+    double L = -1.0;
+    for (int i = 0; i < 3; i++) {
+        double l = plan_len(v + 3 * (size_t)t[i], v + 3 * (size_t)t[(i + 1) % 3]);
+        if (l > L) { L = l; k = i; }
+    }
+    return k;
+}
+
 /* Edge k (v[k] -> v[k+1]) to cut when the triangle is a sliver, else -1. */
 static int sliver_edge(const float *v, const uint32_t *t, double target)
 {
@@ -77,7 +89,7 @@ int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t 
     uint32_t *t = *tris;
     uint8_t *ar = *areas;
     uint32_t n_v = *nv, n_t = *nt;
-    uint32_t *rep = NULL, *mid = NULL;
+    uint32_t *rep = NULL, *mid = NULL, *gm = NULL;
     edge_key *e = NULL;
     int rc = NM_OK;
     /* Representatives: the lowest id of each set of equal vertices (midpoints are new). */
@@ -97,48 +109,59 @@ int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t 
         e = nm_malloc(sizeof *e * (ne ? ne : 1));
         mid = nm_malloc(sizeof(uint32_t) * (ne ? ne : 1)); /* per slot: midpoint id + 1, 0 = none */
         if (!e || !mid) { rc = NM_ERR_NOMEM; goto done; }
-        size_t marked = 0;
         for (uint32_t i = 0; i < n_t; i++)
             for (int k = 0; k < 3; k++) {
                 uint32_t a = rep[t[3 * (size_t)i + k]], b = rep[t[3 * (size_t)i + (k + 1) % 3]];
                 e[3 * (size_t)i + k] = (edge_key){a < b ? a : b, a < b ? b : a, 3 * i + (uint32_t)k};
-                mid[3 * (size_t)i + k] = 0;
             }
+        qsort(e, ne, sizeof *e, key_cmp);
+        /* mid[slot] = its edge's number first (the sides of one edge are neighbours in e). */
+        size_t ng = 0;
+        for (size_t i = 0; i < ne; i++) {
+            if (i > 0 && (e[i].lo != e[i - 1].lo || e[i].hi != e[i - 1].hi)) ng++;
+            mid[e[i].slot] = (uint32_t)ng;
+        }
+        ng += ne > 0;
+        gm = nm_calloc(ng ? ng : 1, sizeof(uint32_t)); /* per edge: 1 = cut, then midpoint id + 1 */
+        if (!gm) { rc = NM_ERR_NOMEM; goto done; }
+        size_t marked = 0;
         for (uint32_t i = 0; i < n_t; i++) {
             int k = sliver_edge(v, t + 3 * (size_t)i, target);
-            if (k >= 0) { mid[3 * (size_t)i + k] = 1; marked++; }
+            if (k >= 0) { gm[mid[3 * (size_t)i + k]] = 1; marked++; }
         }
         if (marked == 0) break;
-        qsort(e, ne, sizeof *e, key_cmp);
-        /* One midpoint per marked edge, numbered in edge order, shared by every side. */
-        size_t add = 0;
-        for (size_t i = 0; i < ne;) {
-            size_t j = i;
-            int any = 0;
-            while (j < ne && e[j].lo == e[i].lo && e[j].hi == e[i].hi) any |= mid[e[j++].slot] != 0;
-            add += any;
-            i = j;
+        /* A triangle cut anywhere is cut at its longest edge too (longest-edge bisection): the
+         * neighbours of a sliver are refined with it instead of turning into fans of thin pieces. */
+        for (int grew = 1; grew;) {
+            grew = 0;
+            for (uint32_t i = 0; i < n_t; i++) {
+                const uint32_t *g = mid + 3 * (size_t)i;
+                uint32_t l = g[longest_edge(v, t + 3 * (size_t)i)];
+                if ((gm[g[0]] || gm[g[1]] || gm[g[2]]) && !gm[l]) { gm[l] = 1; grew = 1; }
+            }
         }
-        if ((uint64_t)n_v + add > (1u << 30) || (uint64_t)n_t + 3 * marked * 4 > (1u << 30)) break;
+        size_t add = 0;
+        for (size_t i = 0; i < ng; i++) add += gm[i] != 0;
+        if ((uint64_t)n_v + add > (1u << 30) || 4 * (uint64_t)n_t > (1u << 30)) break;
         float *nvv = nm_realloc(v, sizeof(float) * 3 * ((size_t)n_v + add));
         if (!nvv) { rc = NM_ERR_NOMEM; goto done; }
         v = nvv;
         uint32_t *nrep = nm_realloc(rep, sizeof(uint32_t) * ((size_t)n_v + add));
         if (!nrep) { rc = NM_ERR_NOMEM; goto done; }
         rep = nrep;
-        for (size_t i = 0; i < ne;) {
-            size_t j = i;
-            int any = 0;
-            while (j < ne && e[j].lo == e[i].lo && e[j].hi == e[i].hi) any |= mid[e[j++].slot] != 0;
-            if (any) {
+        /* One midpoint per cut edge, numbered in edge order, shared by every side. */
+        for (size_t i = 0, g = 0; i < ne; i++) {
+            if (i > 0 && (e[i].lo != e[i - 1].lo || e[i].hi != e[i - 1].hi)) g++;
+            if (gm[g] == 1) {
                 const float *a = v + 3 * (size_t)e[i].lo, *b = v + 3 * (size_t)e[i].hi;
                 for (int c = 0; c < 3; c++) v[3 * (size_t)n_v + c] = (a[c] + b[c]) * 0.5f;
                 rep[n_v] = n_v;
-                for (size_t s = i; s < j; s++) mid[e[s].slot] = n_v + 1;
-                n_v++;
+                gm[g] = 2 + n_v++;
             }
-            i = j;
         }
+        for (size_t sl = 0; sl < ne; sl++) mid[sl] = gm[mid[sl]] ? gm[mid[sl]] - 1 : 0;
+        nm_free(gm);
+        gm = NULL;
         /* Children in the parent's place and winding. */
         size_t cap = 4 * (size_t)n_t;
         uint32_t *nt3 = nm_malloc(sizeof(uint32_t) * 3 * cap);
@@ -194,6 +217,7 @@ int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t 
     }
 done:
     nm_free(rep);
+    nm_free(gm);
     nm_free(e);
     nm_free(mid);
     *verts = v;
