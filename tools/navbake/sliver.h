@@ -18,8 +18,9 @@
  * more than NM_kMergeH in y (a flat sliver gives the right height wherever it clamps). Each
  * sliver's longest edge is cut at its midpoint, and so are the triangles sharing the edge; a
  * triangle cut anywhere is cut at its longest edge too (longest-edge bisection, so the neighbours
- * do not turn into fans of thin pieces); round after round until no sliver is left. The arrays are replaced (nm_realloc) only when something was
- * split; *changed tells. Deterministic (triangle order). NM_OK or NM_ERR_NOMEM. */
+ * do not turn into fans of thin pieces); round after round until no sliver is left. The arrays
+ * are replaced only when something was split; *changed tells. Deterministic (triangle order).
+ * NM_OK or NM_ERR_NOMEM. */
 int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t **areas, uint32_t *nt,
                           double target, int *changed);
 
