@@ -82,6 +82,10 @@ static const level_case k_levels[] = {
     {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 10, 0,
      "ours_only on the water ramps and the grass block's side (tools/navaudit/README.md, Seed 2, left)"},
     {"sauer-pandora-seed2", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 15, 2, 0, 0, ""},
+    /* undulating's legs 24 and 25 of seed 2 (audit wrong_height, 2 -> 0): routes on a second span
+     * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh
+     * slivers; the Recast path now splits them (tools/navbake/sliver.h) */
+    {"recast-undulating-seed2", SRC_SHARED, "recast-undulating/undulating.obj", 1.0, "undulating", 26, 2, 0, 0, ""},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -246,6 +250,7 @@ Test(audit_levels, navcat_bridges, .timeout = 300) { run_case("navcat-bridges");
 Test(audit_levels, sauer_pandora, .timeout = 300) { run_case("sauer-pandora"); }
 Test(audit_levels, navcat_bridges_seed2, .timeout = 300) { run_case("navcat-bridges-seed2"); }
 Test(audit_levels, sauer_pandora_seed2, .timeout = 300) { run_case("sauer-pandora-seed2"); }
+Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }
 Test(audit_levels, demo_town, .timeout = 300) { run_case("demo-town"); }

@@ -150,8 +150,9 @@ Test(levels, recast_bake_is_the_same_for_one_and_four_workers)
     nm_obj obj;
     nm_error err = {0};
     cr_assert_eq(nm_obj_load(path, &obj, &err), NM_OK, "%s", err.msg);
-    /* Two zones over the same geometry, so the zones really run on different workers. */
-    const char *json = "{\"zones\": [{\"name\": \"a\"}, {\"name\": \"b\", \"transform\": [0.5, 10, 0.5, 20]}]}";
+    /* Two zones over the same geometry, so the zones really run on different workers; the same
+     * scale (the sliver split cuts to two planner cells of the zone, tools/navbake/sliver.h). */
+    const char *json = "{\"zones\": [{\"name\": \"a\"}, {\"name\": \"b\", \"transform\": [0.75, 10, 0.75, 20]}]}";
     nm_bake_config cfg;
     cr_assert_eq(nm_bake_config_parse(json, strlen(json), "zone.json", "x", &cfg, &err), NM_OK, "%s", err.msg);
     nm_buf out[2] = {{0}};

@@ -1,0 +1,31 @@
+/* sliver.h — split the slivers of a walkable mesh (the Recast path's detail mesh) on their plane.
+ *
+ * Rasterize (预烘场 栅格化) gives a cell that a triangle only touches the height at the clamped
+ * barycentric point (formula 31), which on a sliver (a long edge far longer than the triangle's
+ * height over it) can be a vertex metres away: on a slope the cell gets a second span far under
+ * the surface. Bisecting such triangles until their longest edge is within `target` keeps the
+ * clamped point within a piece of the cell. The surface is unchanged (midpoints of edges); every
+ * triangle sharing a split edge is split with it, so the mesh stays conforming (the weld and the
+ * neighbour links see the same edges on both sides). */
+#ifndef NM_NAVBAKE_SLIVER_H
+#define NM_NAVBAKE_SLIVER_H
+
+#include <stdint.h>
+
+/* The mesh in world metres (x, y up, z), triangles as vertex ids with an area each; vertices with
+ * equal bits count as one. A triangle is a sliver when its longest edge in plan (x, z) is over
+ * `target` m and over kSliverRatio times its height in plan over that edge, and its vertices span
+ * more than NM_kMergeH in y (a flat sliver gives the right height wherever it clamps). Each
+ * sliver's longest edge is cut at its midpoint, and so are the triangles sharing the edge; a
+ * triangle cut anywhere is cut at its longest edge too (longest-edge bisection, so the neighbours
+ * do not turn into fans of thin pieces); round after round until no sliver is left. The arrays
+ * are replaced only when something was split; *changed tells. Deterministic (triangle order).
+ * NM_OK or NM_ERR_NOMEM. */
+int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t **areas, uint32_t *nt,
+                          double target, int *changed);
+
+/* recast-undulating (seed 2, legs 24 and 25): 8 and 16 fix it, 32 does not (and a target of 8
+ * cells does not); 4 costs far more triangles. */
+#define NM_kSliverRatio 8.0
+
+#endif
