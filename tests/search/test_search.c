@@ -9,6 +9,35 @@
 #include "search/search_internal.h" /* the heap */
 #include "route/route.h" /* limit1 / limit2 live in the planner */
 
+/* The random maps' generator (xorshift64): the next state, which is also the value drawn. */
+static uint64_t xs_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* nl off-mesh links of the given cost between random core cells of an nx-wide window (cells drawn
+ * from the generator's bits past shift), each from and to the span nearest height h of its cell
+ * (w->links holds nl + 1 entries). */
+static void random_core_links(nm_window *w, uint64_t *x, unsigned shift, int nl, int nx, int ny,
+                              double h, double cost)
+{
+    w->links = calloc((size_t)nl + 1, sizeof *w->links);
+    for (int l = 0; l < nl; l++) {
+        uint32_t c[2];
+        for (int e = 0; e < 2; e++)
+            do
+                c[e] = (uint32_t)((xs_next(x) >> shift) % (uint64_t)(nx * ny));
+            while (!w->core[c[e]]);
+        w->links[l] = (nm_window_link){c[0], c[1], fx_span(w, (int)(c[0] % nx), (int)(c[0] / nx), h),
+                                       fx_span(w, (int)(c[1] % nx), (int)(c[1] / nx), h), cost,
+                                       (uint32_t)l};
+    }
+    w->nlinks = (uint32_t)nl;
+}
+
 #define ROWS(...) ((const char *const[]){__VA_ARGS__})
 #define NROWS(...) ((int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)))
 #define BUILD(w, steps, ...)                                                                       \
@@ -917,9 +946,7 @@ Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
     size_t nref = 0;
     uint64_t x = 88172645463325252ull;
     for (int op = 0; op < N; op++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xs_next(&x);
         if (nref == 0 || x % 5 < 3) { /* push 3 of 5 */
             const double f = (double)((x >> 8) % 64) * 0.5;
             const uint64_t key = (x >> 20) % 4096;
@@ -956,9 +983,7 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
     cr_assert(node && f && okeys);
     uint64_t x = 0x9E3779B97F4A7C15ull;
     for (int op = 0; op < N; op++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xs_next(&x);
         const int kind = (int)((x >> 3) % 8);
         if ((kind < 3 || !nopen) && next < K) { /* a new key, keys pushed in random order */
             const uint32_t k = (uint32_t)(((uint64_t)next++ * 7919u) % K);
@@ -1048,9 +1073,7 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
         const char *rp[NY];
         for (int j = 0; j < NY; j++) {
             for (int i = 0; i < NX; i++) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xs_next(&x);
                 rows[j][i] = (x >> 11) % 100 < 38u ? '#' : '.';
             }
             rows[j][NX] = 0;
@@ -1060,35 +1083,17 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
         cr_assert_eq(fx_build(&w, rp, NY, false), NM_OK);
         uint8_t *lim = malloc(NX * NY);
         for (int c = 0; c < NX * NY; c++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xs_next(&x);
             lim[c] = (uint8_t)((x >> 20) % 100 < 85u);
         }
         const int nl = map % 4 * 3;
-        w.links = calloc((size_t)nl + 1, sizeof *w.links);
-        for (int l = 0; l < nl; l++) {
-            uint32_t c[2];
-            for (int e = 0; e < 2; e++)
-                do {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    c[e] = (uint32_t)((x >> 16) % (NX * NY));
-                } while (!w.core[c[e]]);
-            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 0),
-                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 0), 5.0,
-                                          (uint32_t)l};
-        }
-        w.nlinks = (uint32_t)nl;
+        random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
         cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 300; k++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xs_next(&x);
             const uint32_t a = (uint32_t)((x >> 8) % (NX * NY)), b = (uint32_t)((x >> 36) % (NX * NY));
             const bool want = ref_linked(&w, &m, a, b);
             cr_assert_eq(nm_search_linked(&s, &m, a, b), want, "map %d: (%u, %u) -> (%u, %u)", map,
@@ -1119,9 +1124,7 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
         const char *rp[NY];
         for (int j = 0; j < NY; j++) {
             for (int i = 0; i < NX; i++) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xs_next(&x);
                 const unsigned r = (unsigned)((x >> 11) % 100);
                 rows[j][i] = r < 22u ? '#' : r < 30u ? 'H' : '.';
             }
@@ -1132,38 +1135,20 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
         cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
         uint8_t *lim = malloc(NX * NY);
         for (int c = 0; c < NX * NY; c++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xs_next(&x);
             lim[c] = (uint8_t)((x >> 20) % 100 < 90u);
             if ((x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
                 w.lay[c] = 0;
         }
         const int nl = map % 4 * 2;
-        w.links = calloc((size_t)nl + 1, sizeof *w.links);
-        for (int l = 0; l < nl; l++) {
-            uint32_t c[2];
-            for (int e = 0; e < 2; e++)
-                do {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    c[e] = (uint32_t)((x >> 16) % (NX * NY));
-                } while (!w.core[c[e]]);
-            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 0),
-                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 0), 5.0,
-                                          (uint32_t)l};
-        }
-        w.nlinks = (uint32_t)nl;
+        random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
         cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
         for (int k = 0; k < 120; k++) {
             nm_ends e = {0};
             do {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xs_next(&x);
                 e.start_cell = (uint32_t)((x >> 8) % (NX * NY));
                 e.goal_cell = (uint32_t)((x >> 36) % (NX * NY));
             } while (!w.core[e.start_cell] || !w.core[e.goal_cell] || e.start_cell == e.goal_cell);
@@ -1296,7 +1281,6 @@ Test(search, two_threads_give_the_one_thread_result)
      * link or a drop, or its warnings are not carried over. */
     enum { NX = 64, NY = 40 };
     uint64_t x = 0x9E3779B97F4A7C15ull;
-#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
     int legs = 0, dropped = 0, taken = 0;
     for (int map = 0; map < 6; map++) {
         char rows[NY][NX + 1];
@@ -1308,9 +1292,9 @@ Test(search, two_threads_give_the_one_thread_result)
             rp[j] = rows[j];
         }
         for (int b = 0; b < 14; b++) { /* blocks of wall or platform */
-            const int i0 = 1 + (int)(RND() % (NX - 8)), j0 = 1 + (int)(RND() % (NY - 8));
-            const int bw = 2 + (int)(RND() % 9), bh = 2 + (int)(RND() % 9);
-            const char ch = RND() % 3 ? '#' : 'H';
+            const int i0 = 1 + (int)(xs_next(&x) % (NX - 8)), j0 = 1 + (int)(xs_next(&x) % (NY - 8));
+            const int bw = 2 + (int)(xs_next(&x) % 9), bh = 2 + (int)(xs_next(&x) % 9);
+            const char ch = xs_next(&x) % 3 ? '#' : 'H';
             for (int j = j0; j < j0 + bh && j < NY - 1; j++)
                 for (int i = i0; i < i0 + bw && i < NX - 1; i++)
                     rows[j][i] = ch;
@@ -1326,25 +1310,14 @@ Test(search, two_threads_give_the_one_thread_result)
             w.gate.ctx = &nx;
         }
         const int nl = map % 3 * 2;
-        w.links = calloc((size_t)nl + 1, sizeof *w.links);
-        for (int l = 0; l < nl; l++) {
-            uint32_t c[2];
-            for (int e = 0; e < 2; e++)
-                do
-                    c[e] = (uint32_t)(RND() % (NX * NY));
-                while (!w.core[c[e]]);
-            w.links[l] = (nm_window_link){c[0], c[1], fx_span(&w, (int)(c[0] % NX), (int)(c[0] / NX), 9),
-                                          fx_span(&w, (int)(c[1] % NX), (int)(c[1] / NX), 9), 4.0,
-                                          (uint32_t)l};
-        }
-        w.nlinks = (uint32_t)nl;
+        random_core_links(&w, &x, 0, nl, NX, NY, 9, 4.0);
         for (int k = 0; k < 12; k++) {
             int si, sj, gi, gj;
             do {
-                si = (int)(RND() % NX), sj = (int)(RND() % NY);
+                si = (int)(xs_next(&x) % NX), sj = (int)(xs_next(&x) % NY);
             } while (!w.core[sj * NX + si]);
             do {
-                gi = (int)(RND() % NX), gj = (int)(RND() % NY);
+                gi = (int)(xs_next(&x) % NX), gj = (int)(xs_next(&x) % NY);
             } while (!w.core[gj * NX + gi]);
             nm_search_request q = fx_req(si, sj, gi, gj, rows[sj][si] == 'H' ? 5.0 : 0.0);
             q.small = k % 4 == 3;
@@ -1366,7 +1339,6 @@ Test(search, two_threads_give_the_one_thread_result)
         }
         fx_free(&w);
     }
-#undef RND
     cr_log_info("%d legs: %d plain, %d through a link or a drop", legs, taken, dropped);
     cr_assert_gt(dropped, 3, "legs whose baseline takes a link or a drop: %d", dropped);
     cr_assert_gt(taken, 20, "plain legs: %d", taken);
@@ -1383,33 +1355,32 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
     enum { NX = 37, NY = 23 };
     static const char k_ch[] = "#..3HBBb";
     uint64_t x = 0x2545F4914F6CDD1Dull;
-#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
     int multi = 0;
     for (int map = 0; map < 20; map++) {
         char rows[NY][NX + 1];
         const char *rp[NY];
         for (int j = 0; j < NY; j++) {
             for (int i = 0; i < NX; i++)
-                rows[j][i] = k_ch[(RND() >> 11) % (sizeof k_ch - 1)];
+                rows[j][i] = k_ch[(xs_next(&x) >> 11) % (sizeof k_ch - 1)];
             rows[j][NX] = 0;
             rp[j] = rows[j];
         }
         nm_window w;
         cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
         for (int c = 0; c < NX * NY; c++) {
-            w.lay[c] = (uint8_t)((RND() >> 20) % 5 != 0);
-            w.core[c] = (uint8_t)((RND() >> 20) % 7 != 0);
-            w.stepbits[c] = (uint8_t)(RND() >> 30);
-            w.dist[c] = (float)((RND() >> 30) % 1000) * 0.125F;
+            w.lay[c] = (uint8_t)((xs_next(&x) >> 20) % 5 != 0);
+            w.core[c] = (uint8_t)((xs_next(&x) >> 20) % 7 != 0);
+            w.stepbits[c] = (uint8_t)(xs_next(&x) >> 30);
+            w.dist[c] = (float)((xs_next(&x) >> 30) % 1000) * 0.125F;
         }
         for (uint32_t k = 0; k < w.spans.nspans; k++)
-            w.sp_bits[k] = (RND() >> 20) % 3 ? NM_SP_REACH : 0;
+            w.sp_bits[k] = (xs_next(&x) >> 20) % 3 ? NM_SP_REACH : 0;
         uint8_t *from = calloc(w.spans.nspans, 1);
         const uint32_t nl = 40;
         w.links = calloc(nl, sizeof *w.links);
         for (uint32_t l = 0; l < nl; l++) {
-            const uint32_t a = (uint32_t)(RND() >> 20) % w.spans.nspans;
-            const uint32_t b = (uint32_t)(RND() >> 20) % w.spans.nspans;
+            const uint32_t a = (uint32_t)(xs_next(&x) >> 20) % w.spans.nspans;
+            const uint32_t b = (uint32_t)(xs_next(&x) >> 20) % w.spans.nspans;
             w.links[l] = (nm_window_link){w.spans.sp_cell[a], w.spans.sp_cell[b], a, b, 3.0, l};
             from[a] = 1;
         }
@@ -1442,7 +1413,6 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
         fx_free(&w);
         free(from);
     }
-#undef RND
     cr_assert_gt(multi, 1000);
 }
 
