@@ -608,17 +608,33 @@ static void bake_face_zone(sb *b, nm_bake_gap_fn gap, face_u *f, nm_pack *p, nm_
     nm_zone_clean_free(zc);
 }
 
+/* The riser of the crack cases: the foot [0,10]x[0,11] at 0 m, the top [10.75,20]x[0,11] at
+ * 0.7 m, a joining quad [10,10.75]x[9.9,11] from 0 to 0.7 m. */
+static void riser_mesh(sb *b)
+{
+    mesh_group(b, "foot");
+    mesh_rect(b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_group(b, "top");
+    mesh_rect(b, 10.75, 0, 20, 11, 0.7, 1.0, 0, 0, 0, 0);
+    mesh_group(b, "join");
+    mesh_quad4(b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
+}
+
+/* The lowest height of a cell's records that are not Fill (NAN when none). */
+static double lowest_real_h(const nm_grid_rec *r, uint32_t n)
+{
+    double h = NAN;
+    for (uint32_t k = 0; k < n; k++)
+        if (!(r[k].flags & NM_GRID_FILL) && (isnan(h) || r[k].h < h)) h = r[k].h;
+    return h;
+}
+
 static face_u k_rise_face = {10.375, -INFINITY, 9.9, 0.7};
 
 static double crack_row_step(bool face)
 {
     sb b = {0};
-    mesh_group(&b, "foot");
-    mesh_rect(&b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
-    mesh_group(&b, "top");
-    mesh_rect(&b, 10.75, 0, 20, 11, 0.7, 1.0, 0, 0, 0, 0);
-    mesh_group(&b, "join");
-    mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
+    riser_mesh(&b);
     nm_pack p;
     nm_bake_grid_zone z;
     bake_face_zone(&b, face ? face_blocks : NULL, &k_rise_face, &p, &z);
@@ -627,9 +643,7 @@ static double crack_row_step(bool face)
     for (int32_t gx = cell_of(9.6); gx <= cell_of(11.1); gx++) {
         uint32_t n;
         const nm_grid_rec *r = recs_at(&z, gx, cell_of(9.9), &n, NULL);
-        double h = NAN;
-        for (uint32_t k = 0; k < n; k++)
-            if (!(r[k].flags & NM_GRID_FILL) && (isnan(h) || r[k].h < h)) h = r[k].h;
+        double h = lowest_real_h(r, n);
         cr_assert(!isnan(h), "cell %d of the crack's row has a record", gx);
         if (!isnan(prev) && h - prev > most) most = h - prev;
         prev = h;
@@ -663,12 +677,7 @@ static face_u k_short_face = {10.375, 6.6, 9.9, 0.7};
 Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
 {
     sb b = {0};
-    mesh_group(&b, "foot");
-    mesh_rect(&b, 0, 0, 10, 11, 0.0, 1.0, 0, 0, 0, 0);
-    mesh_group(&b, "top");
-    mesh_rect(&b, 10.75, 0, 20, 11, 0.7, 1.0, 0, 0, 0, 0);
-    mesh_group(&b, "join");
-    mesh_quad4(&b, 10, 9.9, 10.75, 11, 0.0, 0.7, 0.7, 0.0);
+    riser_mesh(&b);
     mesh_quad4(&b, 10, 0, 10.75, 6.6, 0.0, 0.7, 0.7, 0.0);
     nm_pack p;
     nm_bake_grid_zone z;
@@ -792,9 +801,7 @@ static double corner_cell_h(bool body)
     bake_face_zone(&b, body ? corner_body : NULL, NULL, &p, &z);
     uint32_t n;
     const nm_grid_rec *r = recs_at(&z, cell_of(10.375), cell_of(10.125), &n, NULL);
-    double h = NAN;
-    for (uint32_t k = 0; k < n; k++)
-        if (!(r[k].flags & NM_GRID_FILL) && (isnan(h) || r[k].h < h)) h = r[k].h;
+    double h = lowest_real_h(r, n);
     cr_assert(!isnan(h), "the corner cell has a record");
     nm_bake_grid_zone_free(&z);
     nm_pack_free(&p);
