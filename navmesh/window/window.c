@@ -331,25 +331,43 @@ static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, i
     return (int64_t)j * nx - base - kx;
 }
 
-/* Grows the four span columns to cap spans (exactly: no doubling at the memory peak). */
-static int grow_spans(nm_window *w, wmem *m, uint32_t *cap, size_t need)
+/* The four span columns are taken once, at a bound on the window's spans (every selected tile's
+ * records, apron included: spans never outnumber records). Pages never written are never backed,
+ * whereas growing them band by band copied every column into a fresh block at each band. They are
+ * cut to the spans read at the end (in place). */
+static size_t span_bound(const wsource *s)
 {
-    if (need <= *cap) return NM_OK;
-    if (need > UINT32_MAX) return NM_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nt; i++) {
+        const wtile *t = &s->t[i];
+        n += t->fetched ? t->nsp : t->v.recs ? t->v.n : s->g ? s->g->zones[s->zone].tiles[t->id].records : 0;
+    }
+    return n;
+}
+
+static int size_spans(nm_window *w, size_t n)
+{
+    if (n > UINT32_MAX) return NM_ERR_NOMEM;
     nm_span_table *t = &w->spans;
     void *p;
-    if (!(p = nm_realloc(t->sp_cell, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
+    if (!(p = nm_realloc(t->sp_cell, n * sizeof(uint32_t)))) return NM_ERR_NOMEM;
     t->sp_cell = (uint32_t *)p;
-    if (!(p = nm_realloc(t->sp_h, need * sizeof(float)))) return NM_ERR_NOMEM;
+    if (!(p = nm_realloc(t->sp_h, n * sizeof(float)))) return NM_ERR_NOMEM;
     t->sp_h = (float *)p;
-    if (!(p = nm_realloc(w->sp_bits, need))) return NM_ERR_NOMEM;
+    if (!(p = nm_realloc(w->sp_bits, n))) return NM_ERR_NOMEM;
     w->sp_bits = (uint8_t *)p;
-    if (!(p = nm_realloc(w->sp_scc, need * sizeof(uint32_t)))) return NM_ERR_NOMEM;
+    if (!(p = nm_realloc(w->sp_scc, n * sizeof(uint32_t)))) return NM_ERR_NOMEM;
     w->sp_scc = (uint32_t *)p;
-    m->now += (need - *cap) * (2 * sizeof(uint32_t) + sizeof(float) + 1);
-    if (m->now > m->peak) m->peak = m->now;
-    *cap = (uint32_t)need;
     return NM_OK;
+}
+
+/* The memory count of the span columns follows the spans each band may add (its record count). */
+static void count_spans(wmem *m, uint32_t *counted, size_t need)
+{
+    if (need <= *counted) return;
+    m->now += (need - *counted) * (2 * sizeof(uint32_t) + sizeof(float) + 1);
+    if (m->now > m->peak) m->peak = m->now;
+    *counted = (uint32_t)need;
 }
 
 /* ---- the build, one function per step of 建窗 ---------------------------------------------- */
@@ -547,8 +565,13 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
         nm_free(act);
         return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", b->cells);
     }
+    const size_t bound = span_bound(s);
+    if (size_spans(w, bound ? bound : 1)) {
+        nm_free(act);
+        return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", bound);
+    }
     int rc = NM_OK;
-    uint32_t ns = 0, cap = 0;
+    uint32_t ns = 0, counted = 0;
     size_t na = 0, next = 0;
     for (int32_t j = 0; j < ny && rc == NM_OK;) {
         /* tiles done before row j leave (their own buffers with them); tiles starting join */
@@ -591,10 +614,12 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                 row_run(&s->t[act[k]], wgx0, wgy0, nx, r, &a, &e);
                 count += e - a;
             }
-        if (grow_spans(w, m, &cap, (size_t)ns + count)) {
-            rc = nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", (size_t)ns + count);
+        if ((size_t)ns + count > bound) {
+            rc = nm_fail(err, NM_ERR_CORRUPT, "window step 5: tile %u holds more records than its directory says",
+                         s->t[act[0]].id);
             break;
         }
+        count_spans(m, &counted, (size_t)ns + count);
         for (int32_t r = j; r < jb; r++)
             for (size_t k = 0; k < na; k++) {
                 wtile *t = &s->t[act[k]];
@@ -615,6 +640,7 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
         j = jb;
     }
     w->spans.nspans = ns;
+    if (rc == NM_OK) rc = size_spans(w, ns ? ns : 1); /* shrinks: no copy */
     /* the records are spent: tiles read from buffers of their own release them now */
     wrelease(m, (void **)&act, (s->nt ? s->nt : 1) * sizeof *act);
     source_free(s, m);
