@@ -3,15 +3,11 @@
  * usable spans, RiseOk with the window's fall gate, off-mesh links), SpanAstar with its Lazy
  * Theta* mode, CostAstar of the cell-level fallback, the linked check and the expansion of a
  * parent chain back into a cell path. */
-#define _DEFAULT_SOURCE /* madvise */
 #include "search/search_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 /* Neighbour order of every expansion: row-major offsets around the cell. */
 static const int k_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
@@ -169,29 +165,11 @@ nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
     return heap_pop(h, node);
 }
 
-/* Transparent huge pages for a large work array where the kernel offers them on request: the
- * searches read their node records at random over tens of MB, a TLB miss per read with 4 KB
- * pages. The 2 MB-aligned interior of the block is advised; a refusal changes nothing. */
-static void want_huge_pages(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (p && b > a)
-        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 /* ---- state ----------------------------------------------------------------------------------- */
 /* The work arrays of a context (walk and the link tables aside). */
 static int work_alloc(nm_sctx *s, size_t nn)
 {
-    s->node = nm_calloc(nn, sizeof *s->node);
-    want_huge_pages(s->node, nn * sizeof *s->node);
+    s->node = nm_calloc(nn, sizeof *s->node); /* huge pages past NM_HUGE_BLOCK_MIN */
     s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);
