@@ -1544,35 +1544,123 @@ static nm_search_request tier_search_request(const nm_route_request *q, const pl
     return sq;
 }
 
-/* planLocked. */
-static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
-                       nm_error *err, bool hopping)
+/* 窗内求路 for one tier: the sight oracle for the geometry layer, then the three solves. The search
+ * takes the window's kept state and hands back the one to keep (*wstate). */
+static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan_start *ps,
+                       const nm_tier_choice *ch, const nm_cell_rect *R, nm_window *w, struct nm_sctx **wstate,
+                       nm_search_result *sr, nm_route_result *r, nm_error *err)
 {
-    double t0 = now_ms();
-    memset(r, 0, sizeof *r);
-    r->tier = -1;
-    r->hop_index = UINT32_MAX;
-    int rc = NM_OK;
-    hop hops[NM_kDropHopTries];
-    uint32_t nhops = 0;
-    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
-        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
-    plan_start ps;
-    bool go;
-    rc = plan_checks(e, q, r, &ps, &go, err);
-    if (rc) return rc;
-    if (!go) goto done;
-    const int bz = ps.bz;
-    nm_route_zone_entry *z = ps.z;
-    const bool deck = ps.deck, deck_snapped = ps.deck_snapped;
-    const nm_zone_snap_result ss = ps.ss, gs = ps.gs;
-    const nm_region_pick pk = ps.pk;
-    const nm_cell_rect bbox = ps.bbox;
-    r->ms_checks = now_ms() - t0;
+    los_ctx lc;
+    memset(&lc, 0, sizeof lc);
+    nm_sight_oracle orc;
+    memset(&orc, 0, sizeof orc);
+    bool have_orc = nm_sight_oracle_init(&orc, w, err) == NM_OK;
+    lc.view = (nm_sight_view){w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
+    nm_search_request sq = tier_search_request(q, ps, ch, R, w);
+    sq.workers = e->workers;
+    sq.los = los_adapter;
+    sq.los_ctx = &lc;
+    sq.state = *wstate;
+    sq.keep_state = ch->kind == NM_TIER_FULL; /* only a Full window is kept */
+    memset(sr, 0, sizeof *sr);
+    int qrc = nm_search_route_window(w, &sq, sr, err);
+    *wstate = sr->state; /* the search took the old one; this is the one to keep */
+    sr->state = NULL;
+    nm_free(lc.plain);
+    if (have_orc) nm_sight_oracle_free(&orc);
+    r->ms_topo += sr->ms_topo;
+    r->ms_geo += sr->ms_geo;
+    return qrc;
+}
 
-    /* ---- 窗口分档 ---- */
-    nm_cell_rect R = nm_tier_region_rect(&bbox);
-    nm_tier_leg leg = {q->sx, q->sy, q->gx, q->gy, ss.x, ss.y};
+/* A tier whose result is not taken: its note, and the leg's error when no tier is left. */
+static void tier_refused(const nm_route_request *q, const plan_start *ps, const nm_search_result *sr,
+                         nm_tier_action a, int round, const char *kname, uint64_t wcells, nm_route_result *r)
+{
+    const char *why = sr->status == NM_SEARCH_ESCALATE ? nm_escalation_name(nm_escalation_from_search(sr->reason))
+                                                       : (sr->message[0] ? sr->message : "no route");
+    /* an escalation also names the layer that asked for it (the search's message) */
+    char whyl[320];
+    if (sr->status == NM_SEARCH_ESCALATE && sr->message[0])
+        snprintf(whyl, sizeof whyl, "%.100s (%.200s)", why, sr->message);
+    else
+        snprintf(whyl, sizeof whyl, "%.300s", why);
+    note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, whyl);
+    if (a == NM_TIER_FAIL) {
+        snprintf(r->error, sizeof r->error, "%.400s", sr->message[0] ? sr->message : why);
+        r->code = search_fail_code(sr, ps->deck, q->start_deck_y > NM_kFloorYValidMin);
+        copy_gap(r, sr);
+    }
+}
+
+/* 最终判定, refused: an end too far from the reach set, or the goal cut off. The error, its code
+ * and the gap; then 台沿下落换类 (only the goal side short, the goal not cut off, no goal deck, the
+ * outermost plan) collects the ledge drops to try. Fails only for out of memory. */
+static int final_refusal(nm_route_engine *e, const nm_route_request *q, const plan_start *ps, const nm_window *w,
+                         uint16_t zone_id, const nm_search_result *sr, bool hopping, hop *hops, uint32_t *nhops,
+                         nm_route_result *r, nm_error *err)
+{
+    snprintf(r->error, sizeof r->error,
+             "cannot reach the goal: cannot walk from the start to the goal (start %.2f px / goal %.2f px from the reach set%s)",
+             sr->snap_start, sr->snap_goal, sr->goal_cut_off ? "; the goal is cut off" : "");
+    r->code = q->start_deck_y > NM_kFloorYValidMin && sr->snap_start > NM_kSnapRadius ? NM_ROUTE_START_DECK_UNREACHABLE
+              : ps->deck ? NM_ROUTE_TARGET_DECK_UNREACHABLE
+                         : NM_ROUTE_UNREACHABLE;
+    copy_gap(r, sr);
+    if (!r->has_gap && sr->snap_goal > NM_kSnapRadius) {
+        /* 断开处: where the reach set comes closest to the goal, and the goal */
+        uint32_t c = sr->goal_anchor;
+        r->has_gap = true;
+        r->gap_sx = w->win.x0 + ((double)(c % (uint32_t)w->win.nx) + 0.5) * NM_kCS;
+        r->gap_sy = w->win.y0 + ((double)(c / (uint32_t)w->win.nx) + 0.5) * NM_kCS;
+        r->gap_gx = q->gx;
+        r->gap_gy = q->gy;
+        r->gap_dist = hypot(r->gap_gx - r->gap_sx, r->gap_gy - r->gap_sy);
+    }
+    if (hopping || ps->deck || sr->goal_cut_off || sr->snap_start > NM_kSnapRadius) return NM_OK;
+    nm_pick_rec gr;
+    nm_error herr = {0}; /* a drop that cannot be looked for is only not tried */
+    int hrc = decode_patch(e, ps->bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &herr);
+    if (hrc == NM_OK && nm_pick_start_rec(&e->patch_goal, gcell(q->gx), gcell(q->gy), ps->gs.h, &gr) &&
+        gr.rid != ps->pk.region)
+        hrc = collect_hops(e, ps->bz, w, zone_id, gr.rid, q, hops, nhops, &herr);
+    nm_bgrd_out_free(&e->patch_goal);
+    return hrc == NM_ERR_NOMEM ? nm_fail(err, hrc, "%s", herr.msg) : NM_OK;
+}
+
+/* 最终判定, taken: the route's post-processing, and a warning when the route starts or ends on
+ * another storey than the floor asked for (floors only rank triangles: the host can declare the
+ * deck it means). Fails only for out of memory. */
+static int accept_route(nm_route_engine *e, const nm_route_request *q, const plan_start *ps, const nm_window *w,
+                        nm_search_result *sr, nm_sight_blockers **wblk, nm_route_result *r, nm_error *err)
+{
+    nm_error perr = {0};
+    int prc = finish_route(e, ps->z, w, q, sr, r, wblk, &perr);
+    if (prc == NM_ERR_NOMEM) return nm_fail(err, prc, "%s", perr.msg);
+    if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr.msg);
+    else if (r->npoints < 2) snprintf(r->error, sizeof r->error, "the route has fewer than 2 points");
+    else r->ok = true;
+    r->code = r->ok ? NM_ROUTE_OK : NM_ROUTE_INTERNAL;
+    const nm_zone_snap_result *ss = &ps->ss, *gs = &ps->gs;
+    if (r->ok && ps->deck_snapped && q->start_floor_y > NM_kFloorYValidMin && fabs(ss->h - q->start_floor_y) > NM_kClimb)
+        add_warning(r, "the start snapped %.2f px onto the goal deck's region at %.2f m, not the start floor "
+                       "%.2f m (declare start_deck_y to start on that floor)",
+                    ss->dist, ss->h, (double)q->start_floor_y);
+    if (r->ok && !ps->deck && q->goal_floor_y > NM_kFloorYValidMin && r->heights &&
+        fabs(r->heights[r->npoints - 1] - gs->h) > NM_kClimb)
+        add_warning(r, "the route ends at %.2f m, %.2f px from the goal, whose floor triangle is at %.2f m "
+                       "(declare goal_deck_y to end on that surface)",
+                    (double)r->heights[r->npoints - 1], r->snap_goal, gs->h);
+    return NM_OK;
+}
+
+/* 窗口分档: the tier loop. Each round builds its window, searches it, and either takes the result
+ * (最终判定), or moves on as nm_tier_after says. Ledge drops found by a refusal come back in hops. */
+static int plan_tiers(nm_route_engine *e, const nm_route_request *q, const plan_start *ps, bool hopping,
+                      hop *hops, uint32_t *nhops, nm_route_result *r, nm_error *err)
+{
+    nm_cell_rect R = nm_tier_region_rect(&ps->bbox);
+    nm_tier_leg leg = {q->sx, q->sy, q->gx, q->gy, ps->ss.x, ps->ss.y};
     nm_tier_state st;
     nm_tier_state_init(&st);
     st.force_full = q->force_full;
@@ -1584,16 +1672,16 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         if (nm_tier_next(&st, &leg, &R, &ch, &terr) != NM_OK) {
             snprintf(r->error, sizeof r->error, "%.400s", terr.msg);
             r->code = NM_ROUTE_REGION_TOO_LARGE;
-            break;
+            return NM_OK;
         }
         if (q->should_stop && q->should_stop(q->stop_ctx)) {
             snprintf(r->error, sizeof r->error, "planning cancelled");
             r->code = NM_ROUTE_CANCELLED;
-            break;
+            return NM_OK;
         }
         uint64_t wcells = nm_cell_rect_area(&ch.rect);
         const char *kname = nm_tier_kind_name(ch.kind);
-        nm_window_request wr = tier_window_request(e, q, &ps, &ch);
+        nm_window_request wr = tier_window_request(e, q, ps, &ch);
         nm_window w;
         nm_error werr = {0};
         int round = st.tier;
@@ -1609,13 +1697,13 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "window build failed: %.400s", werr.msg);
                 r->code = NM_ROUTE_INTERNAL;
-                break;
+                return NM_OK;
             }
             continue;
         }
         /* FallGate for the searches' RiseOk (台沿下落); the caches live for this plan's tiers */
         nm_error gerr = {0};
-        if (nm_window_set_gate(&w, e, plan_id, z->zc, &gerr) != NM_OK && !gate_noted) {
+        if (nm_window_set_gate(&w, e, plan_id, ps->z->zc, &gerr) != NM_OK && !gate_noted) {
             note(r, "tier %d (%s, %llu cells): fall gate unavailable: %s; ", round, kname, wcells, gerr.msg);
             gate_noted = true;
         }
@@ -1626,27 +1714,8 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->win_y0 = w.win.y0;
         r->win_nx = w.win.nx;
         r->win_ny = w.win.ny;
-        los_ctx lc;
-        memset(&lc, 0, sizeof lc);
-        nm_sight_oracle orc;
-        memset(&orc, 0, sizeof orc);
-        bool have_orc = nm_sight_oracle_init(&orc, &w, &werr) == NM_OK;
-        lc.view = (nm_sight_view){&w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
-        nm_search_request sq = tier_search_request(q, &ps, &ch, &R, &w);
-        sq.workers = e->workers;
-        sq.los = los_adapter;
-        sq.los_ctx = &lc;
-        sq.state = wstate;
-        sq.keep_state = ch.kind == NM_TIER_FULL; /* only a Full window is kept */
         nm_search_result sr;
-        memset(&sr, 0, sizeof sr);
-        int qrc = nm_search_route_window(&w, &sq, &sr, &werr);
-        wstate = sr.state; /* the search took the old one; this is the one to keep */
-        sr.state = NULL;
-        nm_free(lc.plain);
-        if (have_orc) nm_sight_oracle_free(&orc);
-        r->ms_topo += sr.ms_topo;
-        r->ms_geo += sr.ms_geo;
+        int qrc = tier_search(e, q, ps, &ch, &R, &w, &wstate, &sr, r, &werr);
         if (qrc) {
             nm_search_result_free(&sr);
             keep_window(e, &wr, ch.kind, &w, wstate, wblk);
@@ -1656,7 +1725,7 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
             if (a == NM_TIER_FAIL) {
                 snprintf(r->error, sizeof r->error, "%.400s", werr.msg);
                 r->code = NM_ROUTE_INTERNAL;
-                break;
+                return NM_OK;
             }
             continue;
         }
@@ -1664,24 +1733,10 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                              : sr.status == NM_SEARCH_ESCALATE ? NM_TIER_ESCALATE : NM_TIER_NO_PATH;
         nm_tier_action a = nm_tier_after(&st, &ch, &R, oc);
         if (a != NM_TIER_ACCEPT) {
-            const char *why = sr.status == NM_SEARCH_ESCALATE
-                                  ? nm_escalation_name(nm_escalation_from_search(sr.reason))
-                                  : (sr.message[0] ? sr.message : "no route");
-            /* an escalation also names the layer that asked for it (the search's message) */
-            char whyl[320];
-            if (sr.status == NM_SEARCH_ESCALATE && sr.message[0])
-                snprintf(whyl, sizeof whyl, "%.100s (%.200s)", why, sr.message);
-            else
-                snprintf(whyl, sizeof whyl, "%.300s", why);
-            note(r, "tier %d (%s, %llu cells): %s; ", round, kname, wcells, whyl);
-            if (a == NM_TIER_FAIL) {
-                snprintf(r->error, sizeof r->error, "%.400s", sr.message[0] ? sr.message : why);
-                r->code = search_fail_code(&sr, deck, q->start_deck_y > NM_kFloorYValidMin);
-                copy_gap(r, &sr);
-            }
+            tier_refused(q, ps, &sr, a, round, kname, wcells, r);
             nm_search_result_free(&sr);
             keep_window(e, &wr, ch.kind, &w, wstate, wblk);
-            if (a == NM_TIER_FAIL) break;
+            if (a == NM_TIER_FAIL) return NM_OK;
             continue;
         }
         /* 最终判定: both ends near the reach set and the goal not cut off */
@@ -1690,69 +1745,36 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
         r->window_cells = wcells;
         r->snap_start = sr.snap_start;
         r->snap_goal = sr.snap_goal;
-        if (nm_search_final_refuses(&sr)) {
-            snprintf(r->error, sizeof r->error,
-                     "cannot reach the goal: cannot walk from the start to the goal (start %.2f px / goal %.2f px from the reach set%s)",
-                     sr.snap_start, sr.snap_goal, sr.goal_cut_off ? "; the goal is cut off" : "");
-            r->code = q->start_deck_y > NM_kFloorYValidMin && sr.snap_start > NM_kSnapRadius
-                          ? NM_ROUTE_START_DECK_UNREACHABLE
-                      : deck ? NM_ROUTE_TARGET_DECK_UNREACHABLE
-                             : NM_ROUTE_UNREACHABLE;
-            copy_gap(r, &sr);
-            if (!r->has_gap && sr.snap_goal > NM_kSnapRadius) {
-                /* 断开处: where the reach set comes closest to the goal, and the goal */
-                uint32_t c = sr.goal_anchor;
-                r->has_gap = true;
-                r->gap_sx = w.win.x0 + ((double)(c % (uint32_t)w.win.nx) + 0.5) * NM_kCS;
-                r->gap_sy = w.win.y0 + ((double)(c / (uint32_t)w.win.nx) + 0.5) * NM_kCS;
-                r->gap_gx = q->gx;
-                r->gap_gy = q->gy;
-                r->gap_dist = hypot(r->gap_gx - r->gap_sx, r->gap_gy - r->gap_sy);
-            }
-            /* 台沿下落换类: only the goal side short, goal not cut off, no goal deck, outermost */
-            if (!hopping && !deck && !sr.goal_cut_off && sr.snap_start <= NM_kSnapRadius) {
-                nm_pick_rec gr;
-                nm_error herr = {0};
-                int hrc = decode_patch(e, bz, q->gx, q->gy, q->gx, q->gy, NM_PICK_RADIUS, &e->patch_goal, &herr);
-                if (hrc == NM_OK && nm_pick_start_rec(&e->patch_goal, gcell(q->gx), gcell(q->gy), gs.h, &gr) &&
-                    gr.rid != pk.region)
-                    hrc = collect_hops(e, bz, &w, wr.zone_id, gr.rid, q, hops, &nhops, &herr);
-                nm_bgrd_out_free(&e->patch_goal);
-                if (hrc == NM_ERR_NOMEM) {
-                    nm_search_result_free(&sr);
-                    keep_window(e, &wr, ch.kind, &w, wstate, wblk);
-                    return nm_fail(err, hrc, "%s", herr.msg);
-                }
-            }
-        } else {
-            nm_error perr2 = {0};
-            int prc = finish_route(e, z, &w, q, &sr, r, &wblk, &perr2);
-            if (prc == NM_ERR_NOMEM) {
-                nm_search_result_free(&sr);
-                keep_window(e, &wr, ch.kind, &w, wstate, wblk);
-                return nm_fail(err, prc, "%s", perr2.msg);
-            }
-            if (prc) snprintf(r->error, sizeof r->error, "post-processing failed: %.400s", perr2.msg);
-            else if (r->npoints < 2) snprintf(r->error, sizeof r->error, "the route has fewer than 2 points");
-            else r->ok = true;
-            r->code = r->ok ? NM_ROUTE_OK : NM_ROUTE_INTERNAL;
-            /* Floors only rank triangles: say so when the route starts or ends on another storey
-             * than the floor asked for, so the host can declare the deck it means. */
-            if (r->ok && deck_snapped && q->start_floor_y > NM_kFloorYValidMin &&
-                fabs(ss.h - q->start_floor_y) > NM_kClimb)
-                add_warning(r, "the start snapped %.2f px onto the goal deck's region at %.2f m, not the start floor "
-                               "%.2f m (declare start_deck_y to start on that floor)",
-                            ss.dist, ss.h, (double)q->start_floor_y);
-            if (r->ok && !deck && q->goal_floor_y > NM_kFloorYValidMin && r->heights &&
-                fabs(r->heights[r->npoints - 1] - gs.h) > NM_kClimb)
-                add_warning(r, "the route ends at %.2f m, %.2f px from the goal, whose floor triangle is at %.2f m "
-                               "(declare goal_deck_y to end on that surface)",
-                            (double)r->heights[r->npoints - 1], r->snap_goal, gs.h);
-        }
+        int frc = nm_search_final_refuses(&sr)
+                      ? final_refusal(e, q, ps, &w, wr.zone_id, &sr, hopping, hops, nhops, r, err)
+                      : accept_route(e, q, ps, &w, &sr, &wblk, r, err);
         nm_search_result_free(&sr);
         keep_window(e, &wr, ch.kind, &w, wstate, wblk);
-        break;
+        return frc;
     }
+}
+
+/* planLocked: 前置检查与选类, 窗口分档, then the ledge drops a refusal found (台沿下落换类). */
+static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
+                       nm_error *err, bool hopping)
+{
+    double t0 = now_ms();
+    memset(r, 0, sizeof *r);
+    r->tier = -1;
+    r->hop_index = UINT32_MAX;
+    if (!q || !q->zone || !isfinite(q->sx) || !isfinite(q->sy) || !isfinite(q->gx) || !isfinite(q->gy))
+        return nm_fail(err, NM_ERR_ARG, "plan: bad request (zone or non-finite point)");
+    plan_start ps;
+    bool go;
+    int rc = plan_checks(e, q, r, &ps, &go, err);
+    if (rc || !go) {
+        r->ms_total = now_ms() - t0;
+        return rc;
+    }
+    r->ms_checks = now_ms() - t0;
+    hop hops[NM_kDropHopTries];
+    uint32_t nhops = 0;
+    rc = plan_tiers(e, q, &ps, hopping, hops, &nhops, r, err);
     if (rc == NM_OK && nhops > 0) {
         rc = try_hops(e, q, hops, nhops, r, err);
         if (rc == NM_OK && !r->ok && strstr(r->error, "cancelled") == NULL) {
@@ -1761,7 +1783,6 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
                      nhops);
         }
     }
-done:
     r->ms_total = now_ms() - t0;
     return rc;
 }
