@@ -581,3 +581,87 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
     l.ours_ok = true;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
 }
+
+/* nm_audit_free_width: walls (above the climb) and ledges (a drop over it) bound the width across
+ * a foot; steps within the climb do not. */
+Test(audit_unit, the_free_width_is_bounded_by_walls_and_ledges)
+{
+    /* the 1 m shelf standing 1 m up over nothing: its two ledges, 1 m apart across it */
+    double w = nm_audit_free_width(g_lv, 11.0, 11.0, 1.0, 0.5, 2.0);
+    cr_assert(fabs(w - 1.0) <= 0.05, "shelf %f", w);
+    /* 0.2 m from the 5 m wall: the wall on one side, the open floor (up to the run's cap) on the
+     * other */
+    w = nm_audit_free_width(g_lv, 19.8, 8.0, 0.0, 0.5, 2.0);
+    cr_assert(w >= 0.19 + NM_AUDIT_kFreeRun - 0.02 && w <= 0.21 + NM_AUDIT_kFreeRun, "wall %f", w);
+    /* on the 3 m platform (x 2..6, z 7..9.5) 0.2 m from its west edge: the floor 3 m below is no
+     * step (the narrowest axis is the diagonal to the west and south edges, 2.05 m) */
+    w = nm_audit_free_width(g_lv, 2.2, 8.25, 3.0, 0.5, 2.0);
+    cr_assert(w >= 2.0 && w <= 0.21 + NM_AUDIT_kFreeRun, "platform %f", w);
+    /* 0.2 m from the 0.3 m kerb: a step, walked over: the floor's whole width (capped) */
+    w = nm_audit_free_width(g_lv, 24.8, 2.0, 0.0, 0.5, 2.0);
+    cr_assert(w >= 2.0 * NM_AUDIT_kFreeRun - 0.02, "kerb %f", w);
+}
+
+/* recast_radius (harness.h): as recast_ledge, but some feet stand within the agent's radius of a
+ * wall, and the agent fits across there. Figures of navcat-bridges leg 53 (seed 1): 17 of 196 feet
+ * off Recast's regions (ledge filter 3, erosion 2, body does not fit 12), the narrowest free width
+ * at those 12 feet 0.96 m at (1.17, -0.03) m, in the 1.04 m corridor between block-grass-curve.001
+ * and the middle island's 0.7 m edge. */
+Test(cmp_classes, recast_radius_needs_the_agent_to_fit_across_where_its_body_does_not)
+{
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.audit.max_ascent = 0.43;
+    l.audit.max_descent = 0.08;
+    l.dt_status = NM_DT_PARTIAL;
+    l.trace.feet = 196;
+    l.trace.by[NM_CMP_FOOT_ON] = 179;
+    l.trace.by[NM_CMP_FOOT_LEDGE] = 3;
+    l.trace.by[NM_CMP_FOOT_ERODE] = 2;
+    l.trace.by[NM_CMP_FOOT_BODY] = 12;
+    l.trace.narrowest = 0.96;
+    cr_assert(nm_cmp_recast_radius(&l, &ag));
+    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
+    cr_assert(nm_cmp_class_explained(NM_CMP_RECAST_RADIUS));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_RECAST_RADIUS), "recast_radius");
+    /* narrower than the agent (2 x 0.41 m) where its body does not fit: not explained */
+    l.trace.narrowest = 0.81;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.trace.narrowest = 0.82;
+    cr_assert(nm_cmp_recast_radius(&l, &ag));
+    /* the same place for a wider agent */
+    nm_bake_agent wide = {2.1, 0.5, 0.5, 45};
+    cr_assert_not(nm_cmp_recast_radius(&l, &wide));
+    /* no foot where the body does not fit: recast_ledge's, not this class */
+    l.trace.by[NM_CMP_FOOT_BODY] = 0, l.trace.feet = 184, l.trace.narrowest = INFINITY;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_BODY] = 12, l.trace.feet = 196, l.trace.narrowest = 0.96;
+    /* one foot off Recast's regions for another reason */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
+                                        NM_CMP_FOOT_REGION};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        l.trace.feet = 197;
+        l.trace.by[other[i]] = 1;
+        cr_assert_not(nm_cmp_recast_radius(&l, &ag), "%s", nm_cmp_foot_name(other[i]));
+        l.trace.by[other[i]] = 0;
+        l.trace.feet = 196;
+    }
+    /* a climb over the agent's (navcat-bridges seed 2 legs 39, 43: 0.58 m), a drop, a link, a
+     * failed audit, Detour complete */
+    l.audit.max_ascent = 0.58;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.audit.max_ascent = 0.43, l.ours_drops = 1;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.ours_drops = 0, l.ours_link = true;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.ours_link = false, l.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.audit.kind = NM_AUDIT_OK, l.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.dt_status = NM_DT_PARTIAL;
+    cr_assert(nm_cmp_recast_radius(&l, &ag));
+}
