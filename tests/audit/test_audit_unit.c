@@ -523,6 +523,54 @@ Test(audit_unit, recast_steps_are_traced_per_span)
     nm_dt_free(dt);
 }
 
+typedef bool (*recast_class_fn)(const nm_cmp_leg *l, const nm_bake_agent *agent);
+
+/* A leg Detour stops short on and ours walks, feet of it on Recast's regions. */
+static nm_cmp_leg recast_leg(double ascent, double descent, uint32_t feet, uint32_t on)
+{
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.audit.max_ascent = ascent;
+    l.audit.max_descent = descent;
+    l.dt_status = NM_DT_PARTIAL;
+    l.trace.feet = feet;
+    l.trace.by[NM_CMP_FOOT_ON] = on;
+    return l;
+}
+
+/* What neither Recast class explains, each case on l and undone: one more foot off Recast's regions
+ * for each of `other` (n), a step up or down over the agent's climb, a drop, a link, a failed
+ * audit, Detour complete, ours failed. l is explained before and after. */
+static void assert_recast_class_refuses(recast_class_fn cls, nm_cmp_leg *l, const nm_bake_agent *ag,
+                                        const nm_cmp_foot *other, size_t n)
+{
+    cr_assert(cls(l, ag));
+    for (size_t i = 0; i < n; i++) {
+        l->trace.feet++, l->trace.by[other[i]]++;
+        cr_assert_not(cls(l, ag), "%s", nm_cmp_foot_name(other[i]));
+        l->trace.feet--, l->trace.by[other[i]]--;
+    }
+    nm_cmp_leg keep = *l;
+    l->audit.max_ascent = ag->climb + 0.01;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->audit.max_descent = ag->climb + 0.1;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_drops = 1;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_link = true;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->dt_status = NM_DT_COMPLETE;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_ok = false;
+    cr_assert_not(cls(l, ag));
+    *l = keep;
+    cr_assert(cls(l, ag));
+}
+
 /* recast_ledge (harness.h): Detour partial, ours walks where Recast's ledge filter or erosion took
  * the surface off, and nowhere else off Recast's regions. Figures of navcat-bridges leg 41 (seed
  * 1): from the water up the 1 m platform-ramp.006 to the middle island, 5 of 58 feet on spans the
@@ -530,15 +578,7 @@ Test(audit_unit, recast_steps_are_traced_per_span)
 Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_filter_or_erosion_took)
 {
     nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
-    nm_cmp_leg l;
-    memset(&l, 0, sizeof l);
-    l.ours_ok = true;
-    l.audit.kind = NM_AUDIT_OK;
-    l.audit.max_ascent = 0.24;
-    l.audit.max_descent = 0.1;
-    l.dt_status = NM_DT_PARTIAL;
-    l.trace.feet = 58;
-    l.trace.by[NM_CMP_FOOT_ON] = 53;
+    nm_cmp_leg l = recast_leg(0.24, 0.1, 58, 53);
     l.trace.by[NM_CMP_FOOT_ERODE] = 5;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
     cr_assert(nm_cmp_class_explained(NM_CMP_RECAST_LEDGE));
@@ -546,40 +586,15 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
     /* the ledge filter too */
     l.trace.by[NM_CMP_FOOT_ERODE] = 3, l.trace.by[NM_CMP_FOOT_LEDGE] = 2;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
-    /* one foot off Recast's regions for another reason: not explained */
-    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
-                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
-    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
-        l.trace.feet = 59;
-        l.trace.by[other[i]] = 1;
-        cr_assert_not(nm_cmp_recast_ledge(&l, &ag), "%s", nm_cmp_foot_name(other[i]));
-        l.trace.by[other[i]] = 0;
-        l.trace.feet = 58;
-    }
-    cr_assert(nm_cmp_recast_ledge(&l, &ag));
     /* ours entirely on Recast's regions: Detour's partial path is not explained by a removed span */
     l.trace.by[NM_CMP_FOOT_ON] = 58, l.trace.by[NM_CMP_FOOT_ERODE] = 0, l.trace.by[NM_CMP_FOOT_LEDGE] = 0;
     cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
     l.trace.by[NM_CMP_FOOT_ON] = 53, l.trace.by[NM_CMP_FOOT_ERODE] = 5;
-    /* a step up or down over the agent's climb */
-    l.audit.max_ascent = 0.51;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.max_ascent = 0.24, l.audit.max_descent = 0.6;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.max_descent = 0.1;
-    /* a drop or a link, a failed audit, Detour complete, ours failed */
-    l.ours_drops = 1;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_drops = 0, l.ours_link = true;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_link = false, l.audit.kind = NM_AUDIT_SOLID;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.kind = NM_AUDIT_OK, l.dt_status = NM_DT_COMPLETE;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.dt_status = NM_DT_PARTIAL, l.ours_ok = false;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_ok = true;
-    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    /* one foot off Recast's regions for another reason (the body not fitting too), a step over the
+     * climb (0.51 m up, 0.6 m down), a drop, a link, a failed audit, Detour complete, ours failed */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
+                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
+    assert_recast_class_refuses(nm_cmp_recast_ledge, &l, &ag, other, sizeof other / sizeof other[0]);
 }
 
 /* nm_audit_free_width: walls (above the climb) and ledges (a drop over it) bound the width across
@@ -610,15 +625,7 @@ Test(audit_unit, the_free_width_is_bounded_by_walls_and_ledges)
 Test(cmp_classes, recast_radius_needs_the_agent_to_fit_across_where_its_body_does_not)
 {
     nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
-    nm_cmp_leg l;
-    memset(&l, 0, sizeof l);
-    l.ours_ok = true;
-    l.audit.kind = NM_AUDIT_OK;
-    l.audit.max_ascent = 0.43;
-    l.audit.max_descent = 0.08;
-    l.dt_status = NM_DT_PARTIAL;
-    l.trace.feet = 196;
-    l.trace.by[NM_CMP_FOOT_ON] = 179;
+    nm_cmp_leg l = recast_leg(0.43, 0.08, 196, 179);
     l.trace.by[NM_CMP_FOOT_LEDGE] = 3;
     l.trace.by[NM_CMP_FOOT_ERODE] = 2;
     l.trace.by[NM_CMP_FOOT_BODY] = 12;
@@ -640,28 +647,9 @@ Test(cmp_classes, recast_radius_needs_the_agent_to_fit_across_where_its_body_doe
     cr_assert_not(nm_cmp_recast_radius(&l, &ag));
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
     l.trace.by[NM_CMP_FOOT_BODY] = 12, l.trace.feet = 196, l.trace.narrowest = 0.96;
-    /* one foot off Recast's regions for another reason */
+    /* one foot off Recast's regions for another reason, a climb over the agent's (navcat-bridges
+     * seed 2 legs 39, 43: 0.58 m), a drop, a link, a failed audit, Detour complete, ours failed */
     static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
                                         NM_CMP_FOOT_REGION};
-    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
-        l.trace.feet = 197;
-        l.trace.by[other[i]] = 1;
-        cr_assert_not(nm_cmp_recast_radius(&l, &ag), "%s", nm_cmp_foot_name(other[i]));
-        l.trace.by[other[i]] = 0;
-        l.trace.feet = 196;
-    }
-    /* a climb over the agent's (navcat-bridges seed 2 legs 39, 43: 0.58 m), a drop, a link, a
-     * failed audit, Detour complete */
-    l.audit.max_ascent = 0.58;
-    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
-    l.audit.max_ascent = 0.43, l.ours_drops = 1;
-    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
-    l.ours_drops = 0, l.ours_link = true;
-    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
-    l.ours_link = false, l.audit.kind = NM_AUDIT_SOLID;
-    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
-    l.audit.kind = NM_AUDIT_OK, l.dt_status = NM_DT_COMPLETE;
-    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
-    l.dt_status = NM_DT_PARTIAL;
-    cr_assert(nm_cmp_recast_radius(&l, &ag));
+    assert_recast_class_refuses(nm_cmp_recast_radius, &l, &ag, other, sizeof other / sizeof other[0]);
 }
