@@ -79,8 +79,12 @@ static const level_case k_levels[] = {
      * tools/navaudit/README.md: water-ramp feet beside the blocks where the body does not fit
      * (24, 28, 29, 39, 43), the grass block's 0.58 m side climbed on one grid step outside a drop
      * (6, 8, 33, 39, 43), and 35 and 44 now up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
-    {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 10, 0,
-     "ours_only on the water ramps and the grass block's side (tools/navaudit/README.md, Seed 2, left)"},
+    /* navcat-bridges seed 2: legs 24, 28, 29 are recast_radius (within the agent's radius of the
+     * middle island's west face and of block-grass-curve.001's foot, where the agent fits across:
+     * 2.15 m and 1.01 m; tools/navaudit/README.md, Eighth session); 7 ours_only left */
+    {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 7, 0,
+     "ours_only on the grass block's side (climb 0.58 m: 6, 8, 33, 39, 43) and under the ramp's "
+     "head (low ceiling: 35, 44) (tools/navaudit/README.md, Seed 2, left)"},
     {"sauer-pandora-seed2", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 15, 2, 0, 0, ""},
     /* undulating's legs 24 and 25 of seed 2 (audit wrong_height, 2 -> 0): routes on a second span
      * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh

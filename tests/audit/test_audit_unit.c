@@ -523,6 +523,54 @@ Test(audit_unit, recast_steps_are_traced_per_span)
     nm_dt_free(dt);
 }
 
+typedef bool (*recast_class_fn)(const nm_cmp_leg *l, const nm_bake_agent *agent);
+
+/* A leg Detour stops short on and ours walks, feet of it on Recast's regions. */
+static nm_cmp_leg recast_leg(double ascent, double descent, uint32_t feet, uint32_t on)
+{
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.audit.max_ascent = ascent;
+    l.audit.max_descent = descent;
+    l.dt_status = NM_DT_PARTIAL;
+    l.trace.feet = feet;
+    l.trace.by[NM_CMP_FOOT_ON] = on;
+    return l;
+}
+
+/* What neither Recast class explains, each case on l and undone: one more foot off Recast's regions
+ * for each of `other` (n), a step up or down over the agent's climb, a drop, a link, a failed
+ * audit, Detour complete, ours failed. l is explained before and after. */
+static void assert_recast_class_refuses(recast_class_fn cls, nm_cmp_leg *l, const nm_bake_agent *ag,
+                                        const nm_cmp_foot *other, size_t n)
+{
+    cr_assert(cls(l, ag));
+    for (size_t i = 0; i < n; i++) {
+        l->trace.feet++, l->trace.by[other[i]]++;
+        cr_assert_not(cls(l, ag), "%s", nm_cmp_foot_name(other[i]));
+        l->trace.feet--, l->trace.by[other[i]]--;
+    }
+    nm_cmp_leg keep = *l;
+    l->audit.max_ascent = ag->climb + 0.01;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->audit.max_descent = ag->climb + 0.1;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_drops = 1;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_link = true;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->dt_status = NM_DT_COMPLETE;
+    cr_assert_not(cls(l, ag));
+    *l = keep, l->ours_ok = false;
+    cr_assert_not(cls(l, ag));
+    *l = keep;
+    cr_assert(cls(l, ag));
+}
+
 /* recast_ledge (harness.h): Detour partial, ours walks where Recast's ledge filter or erosion took
  * the surface off, and nowhere else off Recast's regions. Figures of navcat-bridges leg 41 (seed
  * 1): from the water up the 1 m platform-ramp.006 to the middle island, 5 of 58 feet on spans the
@@ -530,15 +578,7 @@ Test(audit_unit, recast_steps_are_traced_per_span)
 Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_filter_or_erosion_took)
 {
     nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
-    nm_cmp_leg l;
-    memset(&l, 0, sizeof l);
-    l.ours_ok = true;
-    l.audit.kind = NM_AUDIT_OK;
-    l.audit.max_ascent = 0.24;
-    l.audit.max_descent = 0.1;
-    l.dt_status = NM_DT_PARTIAL;
-    l.trace.feet = 58;
-    l.trace.by[NM_CMP_FOOT_ON] = 53;
+    nm_cmp_leg l = recast_leg(0.24, 0.1, 58, 53);
     l.trace.by[NM_CMP_FOOT_ERODE] = 5;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
     cr_assert(nm_cmp_class_explained(NM_CMP_RECAST_LEDGE));
@@ -546,38 +586,70 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
     /* the ledge filter too */
     l.trace.by[NM_CMP_FOOT_ERODE] = 3, l.trace.by[NM_CMP_FOOT_LEDGE] = 2;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
-    /* one foot off Recast's regions for another reason: not explained */
-    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
-                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
-    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
-        l.trace.feet = 59;
-        l.trace.by[other[i]] = 1;
-        cr_assert_not(nm_cmp_recast_ledge(&l, &ag), "%s", nm_cmp_foot_name(other[i]));
-        l.trace.by[other[i]] = 0;
-        l.trace.feet = 58;
-    }
-    cr_assert(nm_cmp_recast_ledge(&l, &ag));
     /* ours entirely on Recast's regions: Detour's partial path is not explained by a removed span */
     l.trace.by[NM_CMP_FOOT_ON] = 58, l.trace.by[NM_CMP_FOOT_ERODE] = 0, l.trace.by[NM_CMP_FOOT_LEDGE] = 0;
     cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
     l.trace.by[NM_CMP_FOOT_ON] = 53, l.trace.by[NM_CMP_FOOT_ERODE] = 5;
-    /* a step up or down over the agent's climb */
-    l.audit.max_ascent = 0.51;
+    /* one foot off Recast's regions for another reason (the body not fitting too), a step over the
+     * climb (0.51 m up, 0.6 m down), a drop, a link, a failed audit, Detour complete, ours failed */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
+                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
+    assert_recast_class_refuses(nm_cmp_recast_ledge, &l, &ag, other, sizeof other / sizeof other[0]);
+}
+
+/* nm_audit_free_width: walls (above the climb) and ledges (a drop over it) bound the width across
+ * a foot; steps within the climb do not. */
+Test(audit_unit, the_free_width_is_bounded_by_walls_and_ledges)
+{
+    /* the 1 m shelf standing 1 m up over nothing: its two ledges, 1 m apart across it */
+    double w = nm_audit_free_width(g_lv, 11.0, 11.0, 1.0, 0.5, 2.0);
+    cr_assert(fabs(w - 1.0) <= 0.05, "shelf %f", w);
+    /* 0.2 m from the 5 m wall: the wall on one side, the open floor (up to the run's cap) on the
+     * other */
+    w = nm_audit_free_width(g_lv, 19.8, 8.0, 0.0, 0.5, 2.0);
+    cr_assert(w >= 0.19 + NM_AUDIT_kFreeRun - 0.02 && w <= 0.21 + NM_AUDIT_kFreeRun, "wall %f", w);
+    /* on the 3 m platform (x 2..6, z 7..9.5) 0.2 m from its west edge: the floor 3 m below is no
+     * step (the narrowest axis is the diagonal to the west and south edges, 2.05 m) */
+    w = nm_audit_free_width(g_lv, 2.2, 8.25, 3.0, 0.5, 2.0);
+    cr_assert(w >= 2.0 && w <= 0.21 + NM_AUDIT_kFreeRun, "platform %f", w);
+    /* 0.2 m from the 0.3 m kerb: a step, walked over: the floor's whole width (capped) */
+    w = nm_audit_free_width(g_lv, 24.8, 2.0, 0.0, 0.5, 2.0);
+    cr_assert(w >= 2.0 * NM_AUDIT_kFreeRun - 0.02, "kerb %f", w);
+}
+
+/* recast_radius (harness.h): as recast_ledge, but some feet stand within the agent's radius of a
+ * wall, and the agent fits across there. Figures of navcat-bridges leg 53 (seed 1): 17 of 196 feet
+ * off Recast's regions (ledge filter 3, erosion 2, body does not fit 12), the narrowest free width
+ * at those 12 feet 0.96 m at (1.17, -0.03) m, in the 1.04 m corridor between block-grass-curve.001
+ * and the middle island's 0.7 m edge. */
+Test(cmp_classes, recast_radius_needs_the_agent_to_fit_across_where_its_body_does_not)
+{
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_cmp_leg l = recast_leg(0.43, 0.08, 196, 179);
+    l.trace.by[NM_CMP_FOOT_LEDGE] = 3;
+    l.trace.by[NM_CMP_FOOT_ERODE] = 2;
+    l.trace.by[NM_CMP_FOOT_BODY] = 12;
+    l.trace.narrowest = 0.96;
+    cr_assert(nm_cmp_recast_radius(&l, &ag));
     cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.max_ascent = 0.24, l.audit.max_descent = 0.6;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.max_descent = 0.1;
-    /* a drop or a link, a failed audit, Detour complete, ours failed */
-    l.ours_drops = 1;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_drops = 0, l.ours_link = true;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_link = false, l.audit.kind = NM_AUDIT_SOLID;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.audit.kind = NM_AUDIT_OK, l.dt_status = NM_DT_COMPLETE;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.dt_status = NM_DT_PARTIAL, l.ours_ok = false;
-    cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
-    l.ours_ok = true;
+    cr_assert(nm_cmp_class_explained(NM_CMP_RECAST_RADIUS));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_RECAST_RADIUS), "recast_radius");
+    /* narrower than the agent (2 x 0.41 m) where its body does not fit: not explained */
+    l.trace.narrowest = 0.81;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
+    l.trace.narrowest = 0.82;
+    cr_assert(nm_cmp_recast_radius(&l, &ag));
+    /* the same place for a wider agent */
+    nm_bake_agent wide = {2.1, 0.5, 0.5, 45};
+    cr_assert_not(nm_cmp_recast_radius(&l, &wide));
+    /* no foot where the body does not fit: recast_ledge's, not this class */
+    l.trace.by[NM_CMP_FOOT_BODY] = 0, l.trace.feet = 184, l.trace.narrowest = INFINITY;
+    cr_assert_not(nm_cmp_recast_radius(&l, &ag));
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_BODY] = 12, l.trace.feet = 196, l.trace.narrowest = 0.96;
+    /* one foot off Recast's regions for another reason, a climb over the agent's (navcat-bridges
+     * seed 2 legs 39, 43: 0.58 m), a drop, a link, a failed audit, Detour complete, ours failed */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
+                                        NM_CMP_FOOT_REGION};
+    assert_recast_class_refuses(nm_cmp_recast_radius, &l, &ag, other, sizeof other / sizeof other[0]);
 }

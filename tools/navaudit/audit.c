@@ -368,6 +368,34 @@ bool nm_audit_body_fits(const nm_audit_level *lv, double x, double z, double rad
     return true;
 }
 
+/* One run of nm_audit_free_width: from (x, z) at height h along the unit (dx, dz). */
+static double free_run(const nm_audit_level *lv, double x, double z, double h, double dx, double dz, double climb,
+                       double body_hi)
+{
+    const double step = 0.01, reach = 0.02; /* a surface's shared edges within reach */
+    double d = 0;
+    for (int i = 1; i * step <= NM_AUDIT_kFreeRun + 1e-9; i++) {
+        double qx = x + dx * step, qz = z + dz * step, hs[4];
+        if (nm_audit_surfaces(lv, qx, qz, reach, h, hs, 4) == 0 || fabs(hs[0] - h) > climb) break; /* a ledge */
+        const double a[3] = {x, 0, z}, b[3] = {qx, 0, qz};
+        if (lv->scene && nm_occ_curtain_crossed(lv->scene, a, b, fmax(h, hs[0]) + climb, fmin(h, hs[0]) + body_hi))
+            break; /* a wall */
+        x = qx, z = qz, h = hs[0], d = i * step;
+    }
+    return d;
+}
+
+double nm_audit_free_width(const nm_audit_level *lv, double x, double z, double h, double climb, double body_hi)
+{
+    double best = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        double a = 0.25 * M_PI * k, dx = cos(a), dz = sin(a);
+        double w = free_run(lv, x, z, h, dx, dz, climb, body_hi) + free_run(lv, x, z, h, -dx, -dz, climb, body_hi);
+        if (w < best) best = w;
+    }
+    return best;
+}
+
 typedef struct audit_state {
     const nm_audit_level *lv;
     const nm_audit_params *p;

@@ -68,6 +68,15 @@ nm_audit_params nm_audit_params_default(const nm_bake_agent *agent, double px_pe
  * curtains from (x, z) out to the radius and the 16 chords round it)? */
 bool nm_audit_body_fits(const nm_audit_level *lv, double x, double z, double radius, double y_lo, double y_hi);
 
+/* The free width across world (x, z) for a foot standing at height h, m: along each of 4 axes
+ * (0°, 45°, 90°, 135°) the foot walks both ways in 0.01 m steps, each on a walkable surface within
+ * `climb` of the last (a drop over the climb or no surface is a ledge and ends it) with nothing of
+ * the level crossing the curtain between two steps from `climb` to `body_hi` above the foot (a
+ * wall ends it); the width of an axis is the two runs together, each at most NM_AUDIT_kFreeRun;
+ * the smallest of the 4 is returned. Walls and ledges bound it, as Recast's erosion is bounded. */
+#define NM_AUDIT_kFreeRun 2.0
+double nm_audit_free_width(const nm_audit_level *lv, double x, double z, double h, double climb, double body_hi);
+
 typedef enum nm_audit_kind {
     NM_AUDIT_OK = 0,
     NM_AUDIT_NO_HEIGHTS,    /* the route reports no heights */

@@ -9,15 +9,15 @@
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
     static const char *k[NM_CMP_CLASS_COUNT] = {"agree",        "narrow",       "ours_drop_or_link", "channel_longer",
-                                                "goal_snapped", "recast_ledge", "ours_fails",        "ours_longer",
-                                                "ours_only",    "other_layer",  "no_poly"};
+                                                "goal_snapped", "recast_ledge", "recast_radius",     "ours_fails",
+                                                "ours_longer",  "ours_only",    "other_layer",       "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
     return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
-           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_RECAST_LEDGE || c == NM_CMP_NO_POLY;
+           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_RECAST_LEDGE || c == NM_CMP_RECAST_RADIUS || c == NM_CMP_NO_POLY;
 }
 
 const char *nm_cmp_foot_name(nm_cmp_foot f)
@@ -59,6 +59,10 @@ static void trace_foot(void *ctx, double x, double z, double h)
         f = nm_cmp_foot_why(steps, nm_audit_body_fits(c->lv, x, z, c->agent->radius, h + c->agent->climb,
                                                       h + c->ap->body_hi));
     nm_cmp_trace *t = c->t;
+    if (f == NM_CMP_FOOT_BODY) {
+        double w = nm_audit_free_width(c->lv, x, z, h, c->agent->climb, c->ap->body_hi);
+        if (w < t->narrowest) t->narrowest = w, t->narrowest_at[0] = x, t->narrowest_at[1] = z, t->narrowest_at[2] = h;
+    }
     t->feet++;
     if (t->by[f]++ == 0) t->first[f][0] = x, t->first[f][1] = z, t->first[f][2] = h;
 }
@@ -67,6 +71,7 @@ int nm_cmp_trace_walk(const nm_audit_level *lv, const nm_dt_oracle *dt, const nm
                       const nm_audit_params *ap, const nm_bake_agent *agent, nm_cmp_trace *out)
 {
     memset(out, 0, sizeof *out);
+    out->narrowest = INFINITY;
     trace_ctx c = {lv, dt, ap, agent, out};
     nm_audit_params p = *ap;
     p.foot = trace_foot;
@@ -82,6 +87,15 @@ bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent)
     return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL && l->ours_drops == 0 &&
            !l->ours_link && l->audit.max_ascent <= agent->climb && l->audit.max_descent <= agent->climb && off > 0 &&
            off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE];
+}
+
+bool nm_cmp_recast_radius(const nm_cmp_leg *l, const nm_bake_agent *agent)
+{
+    const nm_cmp_trace *t = &l->trace;
+    nm_cmp_leg ledge = *l; /* the body's feet counted as eroded: then recast_ledge's rule */
+    ledge.trace.by[NM_CMP_FOOT_ERODE] += t->by[NM_CMP_FOOT_BODY];
+    ledge.trace.by[NM_CMP_FOOT_BODY] = 0;
+    return t->by[NM_CMP_FOOT_BODY] > 0 && t->narrowest >= 2.0 * agent->radius && nm_cmp_recast_ledge(&ledge, agent);
 }
 
 bool nm_cmp_channel_longer(double ours_len, double base_len, double dt_len)
@@ -208,7 +222,7 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
                       l->join.kind == NM_AUDIT_OK ? "walkable" : l->join.msg);
     if (n < 0 || (size_t)n >= cap) return;
-    if (l->cls == NM_CMP_RECAST_LEDGE)
+    if (l->cls == NM_CMP_RECAST_LEDGE || l->cls == NM_CMP_RECAST_RADIUS)
         n += snprintf(buf + n, cap - (size_t)n, ", steps up %.2f m, down %.2f m at most", l->audit.max_ascent,
                       l->audit.max_descent);
     if (n < 0 || (size_t)n >= cap) return;
@@ -220,6 +234,11 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
                 n += snprintf(buf + n, cap - (size_t)n, " %s %u (first at (%.2f, %.2f, %.2f) m)",
                               nm_cmp_foot_name((nm_cmp_foot)f), l->trace.by[f], l->trace.first[f][0],
                               l->trace.first[f][2], l->trace.first[f][1]);
+        if (n < 0 || (size_t)n >= cap) return;
+        if (l->trace.by[NM_CMP_FOOT_BODY])
+            n += snprintf(buf + n, cap - (size_t)n, "; narrowest free width there %.2f m at (%.2f, %.2f, %.2f) m",
+                          l->trace.narrowest, l->trace.narrowest_at[0], l->trace.narrowest_at[2],
+                          l->trace.narrowest_at[1]);
         if (n < 0 || (size_t)n >= cap) return;
     }
     n += snprintf(buf + n, cap - (size_t)n, "; detour %s", dts[l->dt_status]);
@@ -435,6 +454,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 else if ((L->ours_drops > 0 || L->ours_link || L->ours_steps_down) && L->audit.kind == NM_AUDIT_OK)
                     L->cls = NM_CMP_OURS_DROP;
                 else if (nm_cmp_recast_ledge(L, ag)) L->cls = NM_CMP_RECAST_LEDGE;
+                else if (nm_cmp_recast_radius(L, ag)) L->cls = NM_CMP_RECAST_RADIUS;
                 else L->cls = NM_CMP_OURS_ONLY;
             }
         }

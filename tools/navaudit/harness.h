@@ -29,6 +29,8 @@ typedef enum nm_cmp_class {
                                 (nm_cmp_goal_snapped) */
     NM_CMP_RECAST_LEDGE,     /* explained: Detour partial, ours walks where Recast's ledge filter
                                 or erosion took a walkable surface off (nm_cmp_recast_ledge) */
+    NM_CMP_RECAST_RADIUS,    /* explained: the same, and ours passes nearer a wall than the agent's
+                                radius where the agent fits across (nm_cmp_recast_radius) */
     NM_CMP_OURS_FAILS,       /* unexplained: Detour completes, ours fails */
     NM_CMP_OURS_LONGER,      /* unexplained: ours over kLengthRatio x Detour's length, not channel_longer */
     NM_CMP_OURS_ONLY,        /* unexplained: ours succeeds without any of those, Detour does not */
@@ -77,6 +79,9 @@ typedef struct nm_cmp_trace {
     uint32_t feet;                       /* feet walked */
     uint32_t by[NM_CMP_FOOT_COUNT];      /* feet by verdict (by[NM_CMP_FOOT_ON]: on Recast's regions) */
     double first[NM_CMP_FOOT_COUNT][3];  /* the first foot of each verdict: world x, z and height, m */
+    /* the narrowest free width (nm_audit_free_width) at a foot whose body does not fit, m (INFINITY:
+     * no such foot), and that foot: world x, z and height, m */
+    double narrowest, narrowest_at[3];
 } nm_cmp_trace;
 /* Walks route r as the audit does (params ap) and judges every foot in Detour's build (its span
  * within the audit's reach); the body test at a foot: nothing of the level within the agent's
@@ -175,6 +180,17 @@ bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
  * (navcat-bridges' platform-ramp) has no span left; the article keeps the agent's clearance from
  * walls (预烘场: boundary edges), not from ledges (垂直可达判据 向下一步). */
 bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent);
+
+/* Is ours off Recast's regions only where its ledge filter or erosion took the surface off, and
+ * nearer a wall than the agent's radius only where the agent fits across? As nm_cmp_recast_ledge,
+ * but some feet stand where the agent's body does not fit (a wall within its radius: Recast's
+ * erosion keeps the agent's centre a radius off every wall, the article keeps no such margin:
+ * Dead cells stay Walk, clearance is a price, 预烘场), and at each of them the free width across
+ * (nm_audit_free_width: walls and ledges on the level's own triangles) is at least 2 x radius, so
+ * the agent fits through there beside ours' line. A place narrower than the agent stays
+ * unexplained. navcat-bridges: the 1.04 m corridor between block-grass-curve.001 and the middle
+ * island's 0.7 m edge, the island's west face in the water. */
+bool nm_cmp_recast_radius(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Runs the comparison; *legs (nm_free) gets one record per leg. */
 int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs, nm_cmp_summary *sum, nm_error *err);
