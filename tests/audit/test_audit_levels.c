@@ -86,6 +86,10 @@ static const level_case k_levels[] = {
      * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh
      * slivers; the Recast path now splits them (tools/navbake/sliver.h) */
     {"recast-undulating-seed2", SRC_SHARED, "recast-undulating/undulating.obj", 1.0, "undulating", 26, 2, 0, 0, ""},
+    /* dungeon's leg 35 of seed 2 (ours_only until start_snapped): the start in a closed room, ours
+     * joined to a start anchor 7 px away behind the 4.9 m door slab (最终判定's 8 px, no radius for
+     * a declared start deck's anchor: tools/navaudit/README.md "start_snapped") */
+    {"recast-dungeon-seed2", SRC_SHARED, "recast-dungeon/dungeon.obj", 1.0, "dungeon", 36, 2, 0, 0, ""},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -250,6 +254,7 @@ Test(audit_levels, navcat_bridges, .timeout = 300) { run_case("navcat-bridges");
 Test(audit_levels, sauer_pandora, .timeout = 300) { run_case("sauer-pandora"); }
 Test(audit_levels, navcat_bridges_seed2, .timeout = 300) { run_case("navcat-bridges-seed2"); }
 Test(audit_levels, sauer_pandora_seed2, .timeout = 300) { run_case("sauer-pandora-seed2"); }
+Test(audit_levels, recast_dungeon_seed2, .timeout = 300) { run_case("recast-dungeon-seed2"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

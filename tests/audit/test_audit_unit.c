@@ -453,6 +453,51 @@ Test(cmp_classes, goal_snapped_needs_an_unwalkable_join_and_a_partial_detour)
     cr_assert_not(nm_cmp_goal_snapped(&l));
 }
 
+/* start_snapped (harness.h): Detour partial, and ours leaves the start only by 最终判定's 8 px: a
+ * declared start deck's anchor is the nearest usable span of the route's class, with no radius.
+ * Figures of recast-dungeon leg 35 (seed 2): the start in a closed room (0 m; the goal's 10 m floor
+ * above it gives its cell the route's class), the anchor 7 px west behind the 4.9 m door slab; the
+ * join walked fails `solid` at (-9.17, -0.83) m. */
+Test(cmp_classes, start_snapped_needs_an_unwalkable_join_and_a_partial_detour)
+{
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.snap_start_px = 7.0;
+    l.join_start.kind = NM_AUDIT_SOLID;
+    l.dt_status = NM_DT_PARTIAL;
+    cr_assert(nm_cmp_start_snapped(&l));
+    cr_assert(nm_cmp_class_explained(NM_CMP_START_SNAPPED));
+    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_START_SNAPPED), "start_snapped");
+    /* a join the audit walks: ours did walk from the start, Detour did not */
+    l.join_start.kind = NM_AUDIT_OK;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    /* only the goal's join fails: that is goal_snapped's rule, not this one */
+    l.snap_goal_px = 2.0;
+    l.join.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    l.join_start.kind = NM_AUDIT_WRONG_HEIGHT;
+    cr_assert(nm_cmp_start_snapped(&l));
+    /* the anchor in the start's own cell: no join to speak of */
+    l.snap_start_px = 0.2;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    l.snap_start_px = 0.25;
+    cr_assert(nm_cmp_start_snapped(&l));
+    /* Detour complete or without a start polygon */
+    l.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    l.dt_status = NM_DT_NO_START;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    l.dt_status = NM_DT_PARTIAL;
+    /* the walked route fails the audit, or ours failed */
+    l.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+    l.audit.kind = NM_AUDIT_OK;
+    l.ours_ok = false;
+    cr_assert_not(nm_cmp_start_snapped(&l));
+}
+
 /* nm_audit_body_fits: what stands within the agent's radius above its climb is a wall; a kerb
  * lower than the climb is a step. */
 Test(audit_unit, the_body_fits_away_from_walls_and_beside_steps)
