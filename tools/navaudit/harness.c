@@ -446,12 +446,12 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
         } else { /* partial */
             if (!L->ours_ok) L->cls = NM_CMP_AGREE;
             else if (nm_cmp_goal_snapped(L)) L->cls = NM_CMP_GOAL_SNAPPED; /* ends at its anchor's height */
-            else if (nm_cmp_start_snapped(L)) L->cls = NM_CMP_START_SNAPPED;
             else {
                 bool layer = !isnan(L->ours_end_h) && fabs(L->ours_end_h - g[1]) > ap.h_tol + 0.5;
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;
                 else if ((L->ours_drops > 0 || L->ours_link || L->ours_steps_down) && L->audit.kind == NM_AUDIT_OK)
                     L->cls = NM_CMP_OURS_DROP;
+                else if (nm_cmp_start_snapped(L)) L->cls = NM_CMP_START_SNAPPED;
                 else if (nm_cmp_recast_ledge(L, ag)) L->cls = NM_CMP_RECAST_LEDGE;
                 else L->cls = NM_CMP_OURS_ONLY;
             }

@@ -158,7 +158,9 @@ bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
  * (recast-dungeon seed 2 leg 35: out of a closed room, through a 4.9 m door slab, 7 px). True when
  * ours succeeded, its walked route passes the audit, the anchor is another cell than the start's
  * (snap_start >= kCS), that join fails the audit walked like any segment (join_start: it is no
- * walk), and Detour's path is partial. */
+ * walk), and Detour's path is partial. The harness asks it after ours_drop_or_link: a leg that
+ * also drops or takes a link Detour cannot express is that class (recast-navtest seed 2 leg 2:
+ * Detour leaves the start, 4.98 m, and stops at ours' drop; its start join is 1.12 px). */
 bool nm_cmp_start_snapped(const nm_cmp_leg *l);
 
 /* Is the audit's highest step up of route r, taken at world (ax, az), on one grid step that the
