@@ -77,8 +77,10 @@ static const level_case k_levels[] = {
      * made-up cells CloseCracks closed under its face; both audit `solid` (navmesh/bake/README.md
      * "Seed 2: ..."). Bridges' 10 unexplained are ours_only legs of "Seed 2, left" in
      * tools/navaudit/README.md: water-ramp feet beside the blocks where the body does not fit
-     * (24, 28, 29, 39, 43), the grass block's 0.58 m side climbed on one grid step outside a drop
-     * (6, 8, 33, 39, 43), and 35 and 44 now up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
+     * (24, 28, 29, 39, 43), a 0.58 m "climb" beside the grass block's side that the audit's reach
+     * makes (the route stays on the island's top 0.13 m from the face; plus a region Recast dropped
+     * and feet where the body does not fit: 6, 8, 33, 39, 43; tools/navaudit/README.md "Eighth
+     * session"), and 35 and 44 now up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
     {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 10, 0,
      "ours_only on the water ramps and the grass block's side (tools/navaudit/README.md, Seed 2, left)"},
     {"sauer-pandora-seed2", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 15, 2, 0, 0, ""},
