@@ -28,8 +28,8 @@ recast-undulating:undulating.obj:1
 dotrecast-house:house.obj:1
 navcat-bridges:bridges.obj:1
 sauer-pandora:pandora.obj:0.12"
-printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | channel longer | goal snapped | recast ledge | recast radius | ours fails | ours longer | ours only | other layer | no poly | unexplained | audit failures | bake s | bake peak MB |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | channel longer | goal snapped | start snapped | recast ledge | recast radius | ours fails | ours longer | ours only | other layer | no poly | unexplained | audit failures | bake s | bake peak MB |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 while IFS=: read -r name obj scale; do
   dir="$out/$name"
   mkdir -p "$dir"
@@ -47,7 +47,7 @@ rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 c = rep["classes"]
 print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
     sys.argv[2], rep["legs"], rep["ours_ok"], rep["detour_complete"], c["agree"], c["narrow"],
-    c["ours_drop_or_link"], c["channel_longer"], c["goal_snapped"], c["recast_ledge"], c["recast_radius"], c["ours_fails"], c["ours_longer"], c["ours_only"],
+    c["ours_drop_or_link"], c["channel_longer"], c["goal_snapped"], c["start_snapped"], c["recast_ledge"], c["recast_radius"], c["ours_fails"], c["ours_longer"], c["ours_only"],
     c["other_layer"], c["no_poly"], rep["unexplained"], rep["audit_failures"], float(sys.argv[3]),
     int(sys.argv[4]) / 1024.0))
 PY

@@ -75,13 +75,12 @@ static const level_case k_levels[] = {
      * and 44 went up the middle island's 0.7 m south face between a riser crack's made-up cells
      * (the pull's chord, no step bits there), pandora 14 into a hollow pillar through a crack of
      * made-up cells CloseCracks closed under its face; both audit `solid` (navmesh/bake/README.md
-     * "Seed 2: ..."). Bridges' 10 unexplained are ours_only legs of "Seed 2, left" in
-     * tools/navaudit/README.md: water-ramp feet beside the blocks where the body does not fit
-     * (24, 28, 29, 39, 43), the grass block's 0.58 m side climbed on one grid step outside a drop
-     * (6, 8, 33, 39, 43), and 35 and 44 now up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
-    /* navcat-bridges seed 2: legs 24, 28, 29 are recast_radius (within the agent's radius of the
-     * middle island's west face and of block-grass-curve.001's foot, where the agent fits across:
-     * 2.15 m and 1.01 m; tools/navaudit/README.md, Eighth session); 7 ours_only left */
+     * "Seed 2: ..."). navcat-bridges seed 2: legs 24, 28, 29 are recast_radius (within the agent's
+     * radius of the middle island's west face and of block-grass-curve.001's foot, where the agent
+     * fits across: 2.15 m and 1.01 m); 7 ours_only left (tools/navaudit/README.md, Eighth session):
+     * 6, 8, 33, 39, 43 beside the grass block's side, where the audit's reach stands a foot on the
+     * block's top edge (a 0.58 m "climb" the route does not take) and Recast dropped a region under
+     * its minimum; 35 and 44 up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
     {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 7, 0,
      "ours_only on the grass block's side (climb 0.58 m: 6, 8, 33, 39, 43) and under the ramp's "
      "head (low ceiling: 35, 44) (tools/navaudit/README.md, Seed 2, left)"},
@@ -90,6 +89,10 @@ static const level_case k_levels[] = {
      * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh
      * slivers; the Recast path now splits them (tools/navbake/sliver.h) */
     {"recast-undulating-seed2", SRC_SHARED, "recast-undulating/undulating.obj", 1.0, "undulating", 26, 2, 0, 0, ""},
+    /* dungeon's leg 35 of seed 2 (ours_only until start_snapped): the start in a closed room, ours
+     * joined to a start anchor 7 px away behind the 4.9 m door slab (最终判定's 8 px, no radius for
+     * a declared start deck's anchor: tools/navaudit/README.md "start_snapped") */
+    {"recast-dungeon-seed2", SRC_SHARED, "recast-dungeon/dungeon.obj", 1.0, "dungeon", 36, 2, 0, 0, ""},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -254,6 +257,7 @@ Test(audit_levels, navcat_bridges, .timeout = 300) { run_case("navcat-bridges");
 Test(audit_levels, sauer_pandora, .timeout = 300) { run_case("sauer-pandora"); }
 Test(audit_levels, navcat_bridges_seed2, .timeout = 300) { run_case("navcat-bridges-seed2"); }
 Test(audit_levels, sauer_pandora_seed2, .timeout = 300) { run_case("sauer-pandora-seed2"); }
+Test(audit_levels, recast_dungeon_seed2, .timeout = 300) { run_case("recast-dungeon-seed2"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

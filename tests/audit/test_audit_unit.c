@@ -414,6 +414,49 @@ Test(cmp_classes, channel_longer_needs_a_short_baseline_and_a_bounded_detour)
     cr_assert_not(nm_cmp_class_explained(NM_CMP_OURS_LONGER));
 }
 
+/* An end's snap class (goal_snapped, start_snapped) on leg l, whose join (snap px, join: fields
+ * of l) fails the audit: explained whatever the join's failure, but not for a join the audit
+ * walks (ours did walk there), an anchor in the end's own cell (no join to speak of), Detour
+ * complete (ours stopped short where Detour went on), a failed audit of the walked route, or ours
+ * failed. */
+static void snapped_rule_holds(bool (*rule)(const nm_cmp_leg *), nm_cmp_leg *l, double *snap, nm_audit_report *join)
+{
+    cr_assert(rule(l));
+    const nm_audit_kind failed = join->kind;
+    join->kind = NM_AUDIT_OK;
+    cr_assert_not(rule(l));
+    join->kind = NM_AUDIT_CLIMB;
+    cr_assert(rule(l));
+    join->kind = failed;
+    const double px = *snap;
+    *snap = 0.2;
+    cr_assert_not(rule(l));
+    *snap = 0.25;
+    cr_assert(rule(l));
+    *snap = px;
+    nm_cmp_leg m = *l;
+    m.dt_status = NM_DT_COMPLETE;
+    cr_assert_not(rule(&m));
+    m = *l;
+    m.audit.kind = NM_AUDIT_SOLID;
+    cr_assert_not(rule(&m));
+    m = *l;
+    m.ours_ok = false;
+    cr_assert_not(rule(&m));
+}
+
+static nm_cmp_leg snapped_leg(nm_cmp_class c, const char *name)
+{
+    cr_assert(nm_cmp_class_explained(c));
+    cr_assert_str_eq(nm_cmp_class_name(c), name);
+    nm_cmp_leg l;
+    memset(&l, 0, sizeof l);
+    l.ours_ok = true;
+    l.audit.kind = NM_AUDIT_OK;
+    l.dt_status = NM_DT_PARTIAL;
+    return l;
+}
+
 /* goal_snapped (harness.h): Detour partial, and ours ok only by 收尾检查 1's straight join of a goal
  * off Walk, a join the audit does not walk. Figures of godot-navlevel leg 22 (seed 1): from the
  * ground at 0 m to the 30° ramp at 1.26 m, which the ground does not reach (the walkway's 2.33 m
@@ -421,36 +464,30 @@ Test(cmp_classes, channel_longer_needs_a_short_baseline_and_a_bounded_detour)
  * ours walks to the ground's edge and joins the goal 2.25 px away at the ground's height. */
 Test(cmp_classes, goal_snapped_needs_an_unwalkable_join_and_a_partial_detour)
 {
-    nm_cmp_leg l;
-    memset(&l, 0, sizeof l);
-    l.ours_ok = true;
-    l.audit.kind = NM_AUDIT_OK;
+    nm_cmp_leg l = snapped_leg(NM_CMP_GOAL_SNAPPED, "goal_snapped");
     l.snap_goal_px = 2.25;
     l.join.kind = NM_AUDIT_WRONG_HEIGHT;
-    l.dt_status = NM_DT_PARTIAL;
-    cr_assert(nm_cmp_goal_snapped(&l));
-    cr_assert(nm_cmp_class_explained(NM_CMP_GOAL_SNAPPED));
-    cr_assert_str_eq(nm_cmp_class_name(NM_CMP_GOAL_SNAPPED), "goal_snapped");
-    /* a join the audit walks reaches the goal's surface: ours did walk there, Detour did not */
-    l.join.kind = NM_AUDIT_OK;
-    cr_assert_not(nm_cmp_goal_snapped(&l));
-    l.join.kind = NM_AUDIT_CLIMB;
-    cr_assert(nm_cmp_goal_snapped(&l));
-    /* the anchor in the goal's own cell: no join to speak of */
-    l.snap_goal_px = 0.0;
-    cr_assert_not(nm_cmp_goal_snapped(&l));
-    l.snap_goal_px = 0.25;
-    cr_assert(nm_cmp_goal_snapped(&l));
-    /* Detour complete: ours stopped short where Detour went on */
-    l.dt_status = NM_DT_COMPLETE;
-    cr_assert_not(nm_cmp_goal_snapped(&l));
-    l.dt_status = NM_DT_PARTIAL;
-    /* the walked route fails the audit, or ours failed */
-    l.audit.kind = NM_AUDIT_SOLID;
-    cr_assert_not(nm_cmp_goal_snapped(&l));
-    l.audit.kind = NM_AUDIT_OK;
-    l.ours_ok = false;
-    cr_assert_not(nm_cmp_goal_snapped(&l));
+    snapped_rule_holds(nm_cmp_goal_snapped, &l, &l.snap_goal_px, &l.join);
+}
+
+/* start_snapped (harness.h): Detour partial, and ours leaves the start only by 最终判定's 8 px: a
+ * declared start deck's anchor is the nearest usable span of the route's class, with no radius.
+ * Figures of recast-dungeon leg 35 (seed 2): the start in a closed room (0 m; the goal's 10 m floor
+ * above it gives its cell the route's class), the anchor 7 px west behind the 4.9 m door slab; the
+ * join walked fails `solid` at (-9.17, -0.83) m. */
+Test(cmp_classes, start_snapped_needs_an_unwalkable_join_and_a_partial_detour)
+{
+    nm_cmp_leg l = snapped_leg(NM_CMP_START_SNAPPED, "start_snapped");
+    l.snap_start_px = 7.0;
+    l.join_start.kind = NM_AUDIT_SOLID;
+    snapped_rule_holds(nm_cmp_start_snapped, &l, &l.snap_start_px, &l.join_start);
+    /* only the goal's join fails: that is goal_snapped's rule, not this one */
+    nm_cmp_leg g = l;
+    g.snap_goal_px = 2.0, g.join.kind = NM_AUDIT_SOLID, g.join_start.kind = NM_AUDIT_OK;
+    cr_assert_not(nm_cmp_start_snapped(&g));
+    /* Detour without a start polygon */
+    l.dt_status = NM_DT_NO_START;
+    cr_assert_not(nm_cmp_start_snapped(&l));
 }
 
 /* nm_audit_body_fits: what stands within the agent's radius above its climb is a wall; a kerb

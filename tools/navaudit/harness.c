@@ -8,16 +8,18 @@
 
 const char *nm_cmp_class_name(nm_cmp_class c)
 {
-    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",        "narrow",       "ours_drop_or_link", "channel_longer",
-                                                "goal_snapped", "recast_ledge", "recast_radius",     "ours_fails",
-                                                "ours_longer",  "ours_only",    "other_layer",       "no_poly"};
+    static const char *k[NM_CMP_CLASS_COUNT] = {"agree",        "narrow",        "ours_drop_or_link", "channel_longer",
+                                                "goal_snapped", "start_snapped", "recast_ledge",      "recast_radius",
+                                                "ours_fails",   "ours_longer",   "ours_only",         "other_layer",
+                                                "no_poly"};
     return (unsigned)c < NM_CMP_CLASS_COUNT ? k[c] : "?";
 }
 
 bool nm_cmp_class_explained(nm_cmp_class c)
 {
     return c == NM_CMP_AGREE || c == NM_CMP_NARROW || c == NM_CMP_OURS_DROP || c == NM_CMP_CHANNEL_LONGER ||
-           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_RECAST_LEDGE || c == NM_CMP_RECAST_RADIUS || c == NM_CMP_NO_POLY;
+           c == NM_CMP_GOAL_SNAPPED || c == NM_CMP_START_SNAPPED || c == NM_CMP_RECAST_LEDGE ||
+           c == NM_CMP_RECAST_RADIUS || c == NM_CMP_NO_POLY;
 }
 
 const char *nm_cmp_foot_name(nm_cmp_foot f)
@@ -164,6 +166,22 @@ bool nm_cmp_goal_snapped(const nm_cmp_leg *l)
            l->join.kind != NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL;
 }
 
+bool nm_cmp_start_snapped(const nm_cmp_leg *l)
+{
+    return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->snap_start_px >= NM_kCS &&
+           l->join_start.kind != NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL;
+}
+
+/* An end's join to its anchor, which the audit excepts, walked like any segment. */
+static int audit_join(const nm_audit_level *lv, const nm_route_result *r, const nm_audit_params *ap, bool start,
+                      nm_audit_report *out)
+{
+    nm_route_result walked = *r;
+    if (start) walked.snap_start = 0;
+    else walked.snap_goal = 0;
+    return nm_audit_result(lv, &walked, ap, out);
+}
+
 bool nm_cmp_one_step_climb(const nm_audit_level *lv, const nm_route_result *r, double ax, double az, double reach,
                            double *h0, double *h1)
 {
@@ -221,6 +239,10 @@ void nm_cmp_leg_text(const nm_cmp_leg *l, char *buf, size_t cap)
     if (l->ours_ok && l->snap_goal_px >= NM_kCS)
         n += snprintf(buf + n, cap - (size_t)n, ", goal joined %.2f px from its anchor (%s)", l->snap_goal_px,
                       l->join.kind == NM_AUDIT_OK ? "walkable" : l->join.msg);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (l->ours_ok && l->snap_start_px >= NM_kCS)
+        n += snprintf(buf + n, cap - (size_t)n, ", start joined %.2f px to its anchor (%s)", l->snap_start_px,
+                      l->join_start.kind == NM_AUDIT_OK ? "walkable" : l->join_start.msg);
     if (n < 0 || (size_t)n >= cap) return;
     if (l->cls == NM_CMP_RECAST_LEDGE || l->cls == NM_CMP_RECAST_RADIUS)
         n += snprintf(buf + n, cap - (size_t)n, ", steps up %.2f m, down %.2f m at most", l->audit.max_ascent,
@@ -381,16 +403,13 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 goto done;
             }
             L->snap_goal_px = r.snap_goal;
-            if (r.snap_goal >= NM_kCS) {
-                /* the goal's join from its anchor, walked like any segment */
-                nm_route_result walked = r;
-                walked.snap_goal = 0;
-                rc = nm_audit_result(lv, &walked, &ap, &L->join);
-                if (rc) {
-                    nm_route_result_free(&r);
-                    rc = nm_fail(err, rc, "harness: out of memory");
-                    goto done;
-                }
+            L->snap_start_px = r.snap_start;
+            if (r.snap_goal >= NM_kCS) rc = audit_join(lv, &r, &ap, false, &L->join);
+            if (!rc && r.snap_start >= NM_kCS) rc = audit_join(lv, &r, &ap, true, &L->join_start);
+            if (rc) {
+                nm_route_result_free(&r);
+                rc = nm_fail(err, rc, "harness: out of memory");
+                goto done;
             }
             L->ours_link = L->audit.links_skipped > 0;
             L->ours_climbs = L->audit.max_ascent > ag->climb;
@@ -453,6 +472,7 @@ int nm_cmp_run(const nm_cmp_opts *o, nm_cmp_leg **legs_out, nm_cmp_summary *sum,
                 if (layer) L->cls = NM_CMP_OTHER_LAYER;
                 else if ((L->ours_drops > 0 || L->ours_link || L->ours_steps_down) && L->audit.kind == NM_AUDIT_OK)
                     L->cls = NM_CMP_OURS_DROP;
+                else if (nm_cmp_start_snapped(L)) L->cls = NM_CMP_START_SNAPPED;
                 else if (nm_cmp_recast_ledge(L, ag)) L->cls = NM_CMP_RECAST_LEDGE;
                 else if (nm_cmp_recast_radius(L, ag)) L->cls = NM_CMP_RECAST_RADIUS;
                 else L->cls = NM_CMP_OURS_ONLY;

@@ -27,6 +27,9 @@ typedef enum nm_cmp_class {
     NM_CMP_GOAL_SNAPPED,     /* explained: Detour partial, and ours reaches the goal only by the
                                 article's end rule, its walk stopping short as Detour's does
                                 (nm_cmp_goal_snapped) */
+    NM_CMP_START_SNAPPED,    /* explained: Detour partial, and ours starts only by the article's final
+                                verdict, its start anchor up to kSnapRadius away behind what its
+                                walk could cross (nm_cmp_start_snapped) */
     NM_CMP_RECAST_LEDGE,     /* explained: Detour partial, ours walks where Recast's ledge filter
                                 or erosion took a walkable surface off (nm_cmp_recast_ledge) */
     NM_CMP_RECAST_RADIUS,    /* explained: the same, and ours passes nearer a wall than the agent's
@@ -114,6 +117,9 @@ typedef struct nm_cmp_leg {
     double snap_goal_px;      /* ours ok: the goal anchor's distance from the goal's cell, px */
     nm_audit_report join;     /* snap_goal_px >= kCS: the audit with the last segment (the goal's
                                  join from its anchor) walked, not excepted */
+    double snap_start_px;     /* ours ok: the start anchor's distance from the start's cell, px */
+    nm_audit_report join_start; /* snap_start_px >= kCS: the audit with the first segment (the start's
+                                 join to its anchor) walked, not excepted */
     nm_cmp_trace trace;       /* ours ok, Detour partial: ours' walk in Detour's Recast build */
 } nm_cmp_leg;
 
@@ -148,6 +154,19 @@ typedef struct nm_cmp_summary {
  * no walk onto the goal's surface: a rise, a fall, another layer), and Detour's path is
  * partial: neither reaches the goal. */
 bool nm_cmp_goal_snapped(const nm_cmp_leg *l);
+
+/* Does ours leave the start only by the article's final verdict, where Detour stays in the start's
+ * polygons? 掩膜与吸附锚点: with a declared start deck the start anchor is the window's nearest cell
+ * with a usable span of the route's class within kDeckBand of the deck, with no radius; 最终判定
+ * only asks that it lie within kSnapRadius (8 px) of the start, and has no "start cut off" twin of
+ * the goal's (收尾检查 1), so the route's first segment joins the start to an anchor behind a wall
+ * (recast-dungeon seed 2 leg 35: out of a closed room, through a 4.9 m door slab, 7 px). True when
+ * ours succeeded, its walked route passes the audit, the anchor is another cell than the start's
+ * (snap_start >= kCS), that join fails the audit walked like any segment (join_start: it is no
+ * walk), and Detour's path is partial. The harness asks it after ours_drop_or_link: a leg that
+ * also drops or takes a link Detour cannot express is that class (recast-navtest seed 2 leg 2:
+ * Detour leaves the start, 4.98 m, and stops at ours' drop; its start join is 1.12 px). */
+bool nm_cmp_start_snapped(const nm_cmp_leg *l);
 
 /* Is the audit's highest step up of route r, taken at world (ax, az), on one grid step that the
  * article's RiseOk passes on the level's own heights? A segment of r with an end within reach m
