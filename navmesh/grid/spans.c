@@ -4,6 +4,7 @@
  * occupied-cell lookup costs one bit test and one popcount. */
 #include "grid/grid.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Permutation that sorts entries by cell, stably: a two-level counting sort on the high and low
@@ -34,8 +35,37 @@ static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells
     return perm;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The same permutation for a few entries in a large window (the seam bridge's samples of a band):
+ * a comparison sort of (cell, entry) keys, without a table as long as the window. */
+static uint32_t *sort_perm_few(const uint32_t *cell, size_t n, nm_error *err)
+{
+    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
+    uint64_t *key = nm_malloc((n ? n : 1) * sizeof *key);
+    if (!perm || !key) {
+        nm_free(perm);
+        nm_free(key);
+        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++)
+        key[k] = (uint64_t)cell[k] << 32 | k;
+    qsort(key, n, sizeof *key, cmp_key);
+    for (size_t k = 0; k < n; k++)
+        perm[k] = (uint32_t)key[k];
+    nm_free(key);
+    return perm;
+}
+
 static uint32_t *sort_perm(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
+    if (n < ncells / 64)
+        return sort_perm_few(cell, n, err);
     if (ncells <= ONE_LEVEL_CELLS)
         return sort_perm_small(cell, n, ncells, err);
     size_t nhi = ((size_t)(ncells - 1) >> 16) + 2;
