@@ -243,25 +243,48 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
         return rc;
     out->win = *win;
     uint32_t ncells = (uint32_t)((uint64_t)win->nx * (uint64_t)win->ny);
-    uint32_t *perm = sort_perm(n ? samples->cell : NULL, n, ncells, err);
-    if (!perm)
-        return NM_ERR_NOMEM;
     /* Gather the samples in cell order once, so the merge below reads them sequentially. */
     size_t alloc = n ? n : 1;
     uint32_t *sc = nm_malloc(alloc * sizeof *sc);
     float *sh = nm_malloc(alloc * sizeof *sh);
     uint8_t *si = nm_malloc(alloc);
     if (!sc || !sh || !si) {
-        nm_free(perm), nm_free(sc), nm_free(sh), nm_free(si);
+        nm_free(sc), nm_free(sh), nm_free(si);
         return nm_fail(err, NM_ERR_NOMEM, "BuildSpans: %zu samples", n);
     }
-    for (size_t k = 0; k < n; k++) {
-        uint32_t p = perm[k];
-        sc[k] = samples->cell[p];
-        sh[k] = samples->h[p];
-        si[k] = samples->ins[p] ? 1 : 0;
+    if (n >= ncells / 64 && ncells <= ONE_LEVEL_CELLS) {
+        /* a raster band: sort_perm_small's counting pass, each sample put straight in place
+         * (the same order, without the permutation and its gather) */
+        uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
+        if (!at) {
+            nm_free(sc), nm_free(sh), nm_free(si);
+            return nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+        }
+        for (size_t k = 0; k < n; k++)
+            at[samples->cell[k] + 1]++;
+        for (uint32_t c = 0; c < ncells; c++)
+            at[c + 1] += at[c];
+        for (size_t k = 0; k < n; k++) {
+            uint32_t p = at[samples->cell[k]]++;
+            sc[p] = samples->cell[k];
+            sh[p] = samples->h[k];
+            si[p] = samples->ins[k] ? 1 : 0;
+        }
+        nm_free(at);
+    } else {
+        uint32_t *perm = sort_perm(n ? samples->cell : NULL, n, ncells, err);
+        if (!perm) {
+            nm_free(sc), nm_free(sh), nm_free(si);
+            return NM_ERR_NOMEM;
+        }
+        for (size_t k = 0; k < n; k++) {
+            uint32_t p = perm[k];
+            sc[k] = samples->cell[p];
+            sh[k] = samples->h[p];
+            si[k] = samples->ins[p] ? 1 : 0;
+        }
+        nm_free(perm);
     }
-    nm_free(perm);
     sort_heights_in_cells(sc, sh, si, n);
     /* Merge against the span's first sample (not the previous one), so no span is taller than
      * kMergeH; the span height is the mean of its samples. Round 0 counts, round 1 fills. */
