@@ -1424,6 +1424,7 @@ typedef struct band_ctx {
     int32_t rows, first;            /* own rows per band; first band of the running group */
     nm_span_table *bt;              /* per slot of the group: the band window's spans */
     nm_grid_samples *samples;       /* per slot, kept from band to band: faulted in once */
+    nm_span_scratch *ws;            /* per slot, the same for BuildSpans */
     uint32_t *own;                  /* per slot: first own span, end of the own rows, kept spans */
     nm_error *errs;                 /* per slot */
 } band_ctx;
@@ -1577,7 +1578,7 @@ static int band_chunk(void *ctx, size_t slot)
     memset(&pre, 0, sizeof pre);
     int rc = nm_grid_rasterize(&bw, &sub, S, err);
     nm_free(subtris);
-    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, S, &pre, err);
+    if (rc == NM_OK) rc = nm_grid_build_spans_reusing(&bw, S, &c->ws[slot], &pre, err);
     riser_ctx rg = {c->opts, &bw};
     bool gated = c->opts && c->opts->gap_blocked;
     if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &bridge, gated ? riser_between : NULL, &rg, err);
@@ -1683,13 +1684,14 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     {
         /* up to `workers` bands at once; their own rows are appended in band order */
         int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
-        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL, NULL, NULL};
+        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL, NULL, NULL, NULL};
         bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
         bc.samples = nm_calloc((size_t)wk, sizeof *bc.samples);
+        bc.ws = nm_calloc((size_t)wk, sizeof *bc.ws);
         bc.own = nm_calloc(3 * (size_t)wk, sizeof *bc.own);
         bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
         size_t *at = nm_calloc((size_t)wk, sizeof *at);
-        if (!bc.bt || !bc.samples || !bc.own || !bc.errs || !at)
+        if (!bc.bt || !bc.samples || !bc.ws || !bc.own || !bc.errs || !at)
             rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
         for (int32_t b0 = 0; b0 < nb && rc == NM_OK; b0 += wk) {
             size_t m = (size_t)(nb - b0 < wk ? nb - b0 : wk);
@@ -1713,7 +1715,8 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                 opts->progress(opts->progress_ctx, "rasterise", 0.2 * (double)(b0 + (int32_t)m) / nb);
         }
         for (int q = 0; bc.samples && q < wk; q++) nm_grid_samples_free(&bc.samples[q]);
-        nm_free(bc.bt); nm_free(bc.samples); nm_free(bc.own); nm_free(bc.errs); nm_free(at);
+        for (int q = 0; bc.ws && q < wk; q++) nm_span_scratch_free(&bc.ws[q]);
+        nm_free(bc.bt); nm_free(bc.samples); nm_free(bc.ws); nm_free(bc.own); nm_free(bc.errs); nm_free(at);
         if (rc != NM_OK) goto done;
     }
     nm_free(blist);

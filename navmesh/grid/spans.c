@@ -231,8 +231,48 @@ static int check_cells(const nm_grid_window *win, const uint32_t *cell, size_t n
     return NM_OK;
 }
 
+/* Grows the scratch to n samples and a window of ncells (at: only for the counting pass). */
+static bool scratch_room(nm_span_scratch *ws, size_t n, size_t nat)
+{
+    if (n > ws->cap) {
+        nm_free(ws->sc), nm_free(ws->sh), nm_free(ws->si);
+        ws->sc = nm_malloc(n * sizeof *ws->sc);
+        ws->sh = nm_malloc(n * sizeof *ws->sh);
+        ws->si = nm_malloc(n);
+        ws->cap = ws->sc && ws->sh && ws->si ? n : 0;
+        if (!ws->cap)
+            return false;
+    }
+    if (nat > ws->nat) {
+        nm_free(ws->at);
+        ws->at = nm_malloc(nat * sizeof *ws->at);
+        ws->nat = ws->at ? nat : 0;
+        if (!ws->at)
+            return false;
+    }
+    return true;
+}
+
+void nm_span_scratch_free(nm_span_scratch *ws)
+{
+    if (!ws)
+        return;
+    nm_free(ws->at), nm_free(ws->sc), nm_free(ws->sh), nm_free(ws->si);
+    memset(ws, 0, sizeof *ws);
+}
+
 int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *samples,
                         nm_span_table *out, nm_error *err)
+{
+    nm_span_scratch ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = nm_grid_build_spans_reusing(win, samples, &ws, out, err);
+    nm_span_scratch_free(&ws);
+    return rc;
+}
+
+int nm_grid_build_spans_reusing(const nm_grid_window *win, const nm_grid_samples *samples,
+                                nm_span_scratch *ws, nm_span_table *out, nm_error *err)
 {
     memset(out, 0, sizeof *out);
     int rc = nm_grid_window_check(win, err);
@@ -244,22 +284,17 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
     out->win = *win;
     uint32_t ncells = (uint32_t)((uint64_t)win->nx * (uint64_t)win->ny);
     /* Gather the samples in cell order once, so the merge below reads them sequentially. */
-    size_t alloc = n ? n : 1;
-    uint32_t *sc = nm_malloc(alloc * sizeof *sc);
-    float *sh = nm_malloc(alloc * sizeof *sh);
-    uint8_t *si = nm_malloc(alloc);
-    if (!sc || !sh || !si) {
-        nm_free(sc), nm_free(sh), nm_free(si);
+    const bool counting = n >= ncells / 64 && ncells <= ONE_LEVEL_CELLS;
+    if (!scratch_room(ws, n ? n : 1, counting ? (size_t)ncells + 1 : 0))
         return nm_fail(err, NM_ERR_NOMEM, "BuildSpans: %zu samples", n);
-    }
-    if (n >= ncells / 64 && ncells <= ONE_LEVEL_CELLS) {
+    uint32_t *sc = ws->sc;
+    float *sh = ws->sh;
+    uint8_t *si = ws->si;
+    if (counting) {
         /* a raster band: sort_perm_small's counting pass, each sample put straight in place
          * (the same order, without the permutation and its gather) */
-        uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
-        if (!at) {
-            nm_free(sc), nm_free(sh), nm_free(si);
-            return nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
-        }
+        uint32_t *at = ws->at;
+        memset(at, 0, ((size_t)ncells + 1) * sizeof *at);
         for (size_t k = 0; k < n; k++)
             at[samples->cell[k] + 1]++;
         for (uint32_t c = 0; c < ncells; c++)
@@ -270,13 +305,10 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
             sh[p] = samples->h[k];
             si[p] = samples->ins[k] ? 1 : 0;
         }
-        nm_free(at);
     } else {
         uint32_t *perm = sort_perm(n ? samples->cell : NULL, n, ncells, err);
-        if (!perm) {
-            nm_free(sc), nm_free(sh), nm_free(si);
+        if (!perm)
             return NM_ERR_NOMEM;
-        }
         for (size_t k = 0; k < n; k++) {
             uint32_t p = perm[k];
             sc[k] = samples->cell[p];
@@ -296,7 +328,6 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
             out->sp_h = nm_malloc((nsp ? nsp : 1) * sizeof *out->sp_h);
             out->sp_ins = nm_malloc(nsp ? nsp : 1);
             if (!out->sp_cell || !out->sp_h || !out->sp_ins) {
-                nm_free(sc), nm_free(sh), nm_free(si);
                 nm_span_table_free(out);
                 return nm_fail(err, NM_ERR_NOMEM, "BuildSpans: %u spans", (unsigned)nsp);
             }
@@ -323,7 +354,6 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
         }
         nsp = o;
     }
-    nm_free(sc), nm_free(sh), nm_free(si);
     rc = finish_table(out, err);
     if (rc)
         nm_span_table_free(out);
