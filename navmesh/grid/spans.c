@@ -15,16 +15,24 @@
 
 /* The same permutation in one counting pass, for a window small enough for a start table per
  * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
+/* The permutation of n entries and a zeroed work table of `bytes` for it; false on NOMEM. */
+static bool perm_with_table(size_t n, size_t bytes, uint32_t **perm, void **table, nm_error *err)
+{
+    *perm = nm_malloc((n ? n : 1) * sizeof **perm);
+    *table = nm_calloc(bytes, 1);
+    if (*perm && *table)
+        return true;
+    nm_free(*perm);
+    nm_free(*table);
+    nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+    return false;
+}
+
 static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
-    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
-    uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
-    if (!perm || !at) {
-        nm_free(perm);
-        nm_free(at);
-        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+    uint32_t *perm, *at;
+    if (!perm_with_table(n, ((size_t)ncells + 1) * sizeof *at, &perm, (void **)&at, err))
         return NULL;
-    }
     for (size_t k = 0; k < n; k++)
         at[cell[k] + 1]++;
     for (uint32_t c = 0; c < ncells; c++)
@@ -45,14 +53,10 @@ static int cmp_key(const void *a, const void *b)
  * a comparison sort of (cell, entry) keys, without a table as long as the window. */
 static uint32_t *sort_perm_few(const uint32_t *cell, size_t n, nm_error *err)
 {
-    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
-    uint64_t *key = nm_malloc((n ? n : 1) * sizeof *key);
-    if (!perm || !key) {
-        nm_free(perm);
-        nm_free(key);
-        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+    uint32_t *perm;
+    uint64_t *key;
+    if (!perm_with_table(n, (n ? n : 1) * sizeof *key, &perm, (void **)&key, err))
         return NULL;
-    }
     for (size_t k = 0; k < n; k++)
         key[k] = (uint64_t)cell[k] << 32 | k;
     qsort(key, n, sizeof *key, cmp_key);
