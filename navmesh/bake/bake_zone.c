@@ -603,14 +603,18 @@ static int region_chunk(void *ctx, size_t chunk)
     /* a large region's transforms use the workers too (output independent of the count) */
     int iw = nc >= ((size_t)1 << 22) ? zw->workers : 1;
     /* layer: LAYER_REAL where the region has a span, 1 where FillHoles made a cell up; the
-     * protected cells' buffer becomes the obstacles once the cracks are closed */
-    uint8_t *layer = nm_calloc(nc, 1), *core = nm_calloc(nc, 1), *prot = nm_calloc(nc, 1);
+     * protected cells' buffer becomes the obstacles once the cracks are closed. Layer and core
+     * share one block that then holds the clearance, and the nearest sources' block holds the
+     * sealed clearance: a terrain region's window is nearly the zone, and each fresh block
+     * costs a page fault every 4 KB. */
+    uint8_t *lc = nm_calloc(nc, 2), *prot = nm_calloc(nc, 1);
+    uint8_t *layer = lc, *core = lc ? lc + nc : NULL;
     uint8_t *obst = NULL;
     uint16_t *q = NULL;
     raised_cell *raised = NULL;
     size_t nraised = 0;
     int32_t *src = NULL;
-    if (!layer || !core || !prot) goto nomem;
+    if (!lc || !prot) goto nomem;
     /* layer / core candidates / protected cells from the region's spans (all in its box) */
     {
         column_job cj = {zw, r, li0, lj0, lw, lh, NULL, COL_LAYER, layer, core, prot};
@@ -628,21 +632,18 @@ static int region_chunk(void *ctx, size_t chunk)
     spans_to_column(zw, r, li0, lj0, lw, lh, core, COL_FLAGS, iw);
     rc = region_ghosts(zw, r, li0, lj0, lw, lh, layer, core, raised, nraised, err);
     if (rc != NM_OK) goto done;
-    nm_free(layer);
-    layer = NULL;
     /* clearance: every cell outside the region's core is an obstacle */
     obst = prot;
     prot = NULL;
     for (size_t l = 0; l < nc; l++) obst[l] = core[l] ? 0 : 1;
-    nm_free(core);
-    core = NULL;
-    q = nm_malloc(nc * sizeof *q);
-    if (!q) goto nomem;
+    layer = core = NULL;
+    q = (uint16_t *)lc;
     rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
     if (rc != NM_OK) goto done;
     spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR, iw);
     for (size_t g = 0; g < ro->nghosts; g++) ro->ghosts[g].clr = q[ghost_local(zw, &ro->ghosts[g], li0, lj0, lw)];
-    nm_free(q);
+    nm_free(lc);
+    lc = NULL;
     q = NULL;
     /* the region's kept walls are obstacles too from here on (sealed) */
     seal_walls(zw, r, li0, lj0, lw, lh, obst);
@@ -657,11 +658,11 @@ static int region_chunk(void *ctx, size_t chunk)
         size_t l = ghost_local(zw, &ro->ghosts[g], li0, lj0, lw);
         ro->ghosts[g].medial = nm_grid_medial_cell(lw, lh, src, (int32_t)(l % (size_t)lw), (int32_t)(l / (size_t)lw));
     }
-    nm_free(src);
-    src = NULL;
-    /* sealed clearance */
-    q = nm_malloc(nc * sizeof *q);
+    /* sealed clearance, in the sources' block shrunk in place (realloc gives back its tail: the
+     * window's peak stays the sources') */
+    q = nm_realloc(src, nc * sizeof *q);
     if (!q) goto nomem;
+    src = (int32_t *)q;
     rc = nm_grid_clearance(lw, lh, obst, q, iw, err);
     if (rc != NM_OK) goto done;
     spans_to_column(zw, r, li0, lj0, lw, lh, q, COL_CLR2D, iw);
@@ -673,7 +674,7 @@ static int region_chunk(void *ctx, size_t chunk)
 nomem:
     rc = nm_fail(err, NM_ERR_NOMEM, "region %u: out of memory (%zu cells)", r + 1, nc);
 done:
-    nm_free(layer); nm_free(core); nm_free(prot); nm_free(obst); nm_free(q); nm_free(src); nm_free(raised);
+    nm_free(lc); nm_free(prot); nm_free(obst); nm_free(src); nm_free(raised);
     if (rc != NM_OK) nm_error_prefix(err, "region %u", r + 1);
     return rc;
 }
@@ -1423,6 +1424,9 @@ typedef struct band_ctx {
     const uint32_t *bstart, *blist; /* triangles per band (CSR) */
     int32_t rows, first;            /* own rows per band; first band of the running group */
     nm_span_table *bt;              /* per slot of the group: the band window's spans */
+    nm_grid_samples *samples;       /* per slot, kept from band to band: faulted in once */
+    nm_span_scratch *ws;            /* per slot, the same for BuildSpans */
+    uint32_t *own;                  /* per slot: first own span, end of the own rows, kept spans */
     nm_error *errs;                 /* per slot */
 } band_ctx;
 
@@ -1519,9 +1523,38 @@ static void mark_steep_bridges(const uint64_t *pre_occ, nm_span_table *t)
     }
 }
 
+/* The band's table with the seam bridge's spans put in: AppendSeamBridge only fills cells `pre`
+ * leaves empty, so BuildSpans over the samples and the bridge samples (the article's order) gives
+ * pre's spans in every other cell and the bridge samples' spans in the bridged cells; those are
+ * built alone and merged in, and the band's samples are sorted once, not twice. */
+static int put_bridges(const nm_grid_window *bw, nm_span_table *pre, const nm_grid_samples *bridge,
+                       nm_span_table *out, nm_error *err)
+{
+    nm_span_table br;
+    int rc = nm_grid_build_spans(bw, bridge, &br, err);
+    if (rc) return rc;
+    nm_grid_samples m;
+    memset(&m, 0, sizeof m);
+    rc = nm_grid_samples_reserve(&m, (size_t)pre->nspans + br.nspans, err);
+    for (uint32_t a = 0, b = 0; rc == NM_OK && (a < pre->nspans || b < br.nspans);) {
+        const bool from_pre = b == br.nspans || (a < pre->nspans && pre->sp_cell[a] < br.sp_cell[b]);
+        const nm_span_table *t = from_pre ? pre : &br;
+        const uint32_t k = from_pre ? a++ : b++;
+        m.cell[m.n] = t->sp_cell[k];
+        m.h[m.n] = t->sp_h[k];
+        m.ins[m.n++] = t->sp_ins[k];
+    }
+    nm_span_table_free(&br);
+    nm_free(pre->sp_cell); nm_free(pre->sp_h); nm_free(pre->sp_ins); nm_free(pre->cs); nm_free(pre->face);
+    pre->sp_cell = NULL; pre->sp_h = NULL; pre->sp_ins = NULL; pre->cs = NULL; pre->face = NULL;
+    if (rc == NM_OK) return nm_grid_pack_spans(bw, &m, out, err); /* in order: taken over */
+    nm_grid_samples_free(&m);
+    return rc;
+}
+
 /* One band of a group: Rasterize + BuildSpans + AppendSeamBridge + BuildSpans on its window;
  * the rims under a solid beneath their own cover are marked ins = 2 (left out when gathered),
- * the steep bridges ins = 3 (sealed). */
+ * the steep bridges ins = 3 (sealed). Notes the band's own spans for the gathering. */
 static int band_chunk(void *ctx, size_t slot)
 {
     band_ctx *c = ctx;
@@ -1538,29 +1571,60 @@ static int band_chunk(void *ctx, size_t slot)
     for (size_t i = 0; i < n; i++)
         memcpy(subtris + 3 * i, c->mesh->tris + 3 * (size_t)c->blist[c->bstart[b] + i], 3 * sizeof *subtris);
     nm_grid_mesh sub = {c->mesh->verts, c->mesh->nverts, subtris, n, NULL};
-    nm_grid_samples S;
-    memset(&S, 0, sizeof S);
+    nm_grid_samples *S = &c->samples[slot];
+    S->n = 0;
+    nm_grid_samples bridge;
+    memset(&bridge, 0, sizeof bridge);
     nm_span_table pre;
     memset(&pre, 0, sizeof pre);
-    int rc = nm_grid_rasterize(&bw, &sub, &S, err);
-    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &pre, err);
+    int rc = nm_grid_rasterize(&bw, &sub, S, err);
+    nm_free(subtris);
+    if (rc == NM_OK) rc = nm_grid_build_spans_reusing(&bw, S, &c->ws[slot], &pre, err);
     riser_ctx rg = {c->opts, &bw};
     bool gated = c->opts && c->opts->gap_blocked;
-    if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &S, gated ? riser_between : NULL, &rg, err);
+    if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &bridge, gated ? riser_between : NULL, &rg, err);
+    if (rc == NM_OK) rc = put_bridges(&bw, &pre, &bridge, &c->bt[slot], err);
+    nm_grid_samples_free(&bridge);
     /* the occupancy before bridging, to tell the bridged cells (mark_steep_bridges) */
     uint64_t *pre_occ = pre.occ_bits;
     pre.occ_bits = NULL;
     nm_span_table_free(&pre);
-    if (rc == NM_OK) rc = nm_grid_build_spans(&bw, &S, &c->bt[slot], err);
-    nm_grid_samples_free(&S);
-    nm_free(subtris);
     nm_span_table *t = &c->bt[slot];
     if (rc == NM_OK && pre_occ) mark_steep_bridges(pre_occ, t);
     nm_free(pre_occ);
     for (uint32_t q = 0; rc == NM_OK && q < t->nocc; q++)
         for (uint32_t k = t->cs[q]; k + 1 < t->cs[q + 1]; k++)
             if (rim_under_solid(c->opts, t, k, t->cs[q + 1])) t->sp_ins[k] = 2;
+    /* the own rows, as zone cell numbers later (band cell + the band's first zone cell) */
+    const uint32_t lo = (uint32_t)(own0 - w0) * (uint32_t)nx, hi = (uint32_t)(own1 - w0) * (uint32_t)nx;
+    uint32_t a = 0, e, kept = 0;
+    while (rc == NM_OK && a < t->nspans && t->sp_cell[a] < lo) a++;
+    for (e = a; rc == NM_OK && e < t->nspans && t->sp_cell[e] < hi; e++) kept += t->sp_ins[e] != 2;
+    c->own[3 * slot] = a; c->own[3 * slot + 1] = rc == NM_OK ? e : a; c->own[3 * slot + 2] = kept;
     return rc;
+}
+
+/* Gathers one band's own spans (rim_under_solid's left out) at their place in the zone's list. */
+typedef struct gather_ctx {
+    band_ctx *bc;
+    nm_grid_samples *spans;
+    size_t *at;            /* per slot: first entry of spans */
+} gather_ctx;
+
+static int gather_chunk(void *ctx, size_t slot)
+{
+    gather_ctx *g = ctx;
+    const nm_span_table *bt = &g->bc->bt[slot];
+    const int32_t b = g->bc->first + (int32_t)slot, own0 = b * g->bc->rows;
+    const uint32_t shift = (uint32_t)(own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN) * (uint32_t)bt->win.nx;
+    size_t o = g->at[slot];
+    for (uint32_t k = g->bc->own[3 * slot]; k < g->bc->own[3 * slot + 1]; k++) {
+        if (bt->sp_ins[k] == 2) continue; /* rim_under_solid */
+        g->spans->cell[o] = bt->sp_cell[k] + shift;
+        g->spans->h[o] = bt->sp_h[k];
+        g->spans->ins[o++] = bt->sp_ins[k];
+    }
+    return NM_OK;
 }
 
 static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
@@ -1621,14 +1685,15 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
     {
         /* up to `workers` bands at once; their own rows are appended in band order */
         int wk = nm_workers_for((size_t)nx * (size_t)ny, opts ? opts->workers : 0);
-        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL};
+        band_ctx bc = {win, mesh, opts, bstart, blist, rows, 0, NULL, NULL, NULL, NULL, NULL};
         bc.bt = nm_calloc((size_t)wk, sizeof *bc.bt);
+        bc.samples = nm_calloc((size_t)wk, sizeof *bc.samples);
+        bc.ws = nm_calloc((size_t)wk, sizeof *bc.ws);
+        bc.own = nm_calloc(3 * (size_t)wk, sizeof *bc.own);
         bc.errs = nm_calloc((size_t)wk, sizeof *bc.errs);
-        if (!bc.bt || !bc.errs) {
-            nm_free(bc.bt); nm_free(bc.errs);
+        size_t *at = nm_calloc((size_t)wk, sizeof *at);
+        if (!bc.bt || !bc.samples || !bc.ws || !bc.own || !bc.errs || !at)
             rc = nm_fail(err, NM_ERR_NOMEM, "raster bands: out of memory");
-            goto done;
-        }
         for (int32_t b0 = 0; b0 < nb && rc == NM_OK; b0 += wk) {
             size_t m = (size_t)(nb - b0 < wk ? nb - b0 : wk);
             bc.first = b0;
@@ -1637,35 +1702,23 @@ static int raster_bands(const nm_grid_window *win, const nm_grid_mesh *mesh,
                 for (size_t q = 0; q < m; q++)
                     if (bc.errs[q].code) { *err = bc.errs[q]; break; }
             }
-            for (size_t q = 0; q < m; q++) {
-                nm_span_table *bt = &bc.bt[q];
-                int32_t b = b0 + (int32_t)q;
-                int32_t own0 = b * rows, own1 = own0 + rows < ny ? own0 + rows : ny;
-                int32_t w0 = own0 - BAND_MARGIN < 0 ? 0 : own0 - BAND_MARGIN;
-                if (rc == NM_OK) {
-                    /* keep the own rows, as zone cell numbers (band cell + the band's first
-                     * zone cell: rows are whole, so no division) */
-                    const uint32_t lo = (uint32_t)(own0 - w0) * (uint32_t)nx, hi = (uint32_t)(own1 - w0) * (uint32_t)nx;
-                    const uint32_t shift = (uint32_t)w0 * (uint32_t)nx;
-                    uint32_t a = 0;
-                    while (a < bt->nspans && bt->sp_cell[a] < lo) a++;
-                    rc = nm_grid_samples_reserve(&spans, bt->nspans - a, err);
-                    for (uint32_t k = a; k < bt->nspans && rc == NM_OK; k++) {
-                        if (bt->sp_cell[k] >= hi) break;
-                        if (bt->sp_ins[k] == 2) continue; /* rim_under_solid */
-                        spans.cell[spans.n] = bt->sp_cell[k] + shift;
-                        spans.h[spans.n] = bt->sp_h[k];
-                        spans.ins[spans.n] = bt->sp_ins[k];
-                        spans.n++;
-                    }
-                }
-                nm_span_table_free(bt);
+            /* the own rows of the group's bands, appended in band order */
+            size_t more = 0;
+            for (size_t q = 0; q < m; q++) { at[q] = spans.n + more; more += bc.own[3 * q + 2]; }
+            if (rc == NM_OK) rc = nm_grid_samples_reserve(&spans, more, err);
+            if (rc == NM_OK) {
+                gather_ctx g = {&bc, &spans, at};
+                rc = nm_parallel_chunks(m, wk, gather_chunk, &g);
+                spans.n += more;
             }
+            for (size_t q = 0; q < m; q++) nm_span_table_free(&bc.bt[q]);
             if (opts && opts->progress)
                 opts->progress(opts->progress_ctx, "rasterise", 0.2 * (double)(b0 + (int32_t)m) / nb);
         }
-        nm_free(bc.bt);
-        nm_free(bc.errs);
+        for (int q = 0; bc.samples && q < wk; q++) nm_grid_samples_free(&bc.samples[q]);
+        for (int q = 0; bc.ws && q < wk; q++) nm_span_scratch_free(&bc.ws[q]);
+        nm_free(bc.bt); nm_free(bc.samples); nm_free(bc.ws); nm_free(bc.own); nm_free(bc.errs); nm_free(at);
+        if (rc != NM_OK) goto done;
     }
     nm_free(blist);
     blist = NULL;

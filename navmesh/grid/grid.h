@@ -106,6 +106,20 @@ typedef struct nm_span_table {
 int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *samples,
                         nm_span_table *out, nm_error *err);
 
+/* BuildSpans' working columns, kept by a caller that builds window after window of about the
+ * same size (the bake's raster bands, one scratch per worker slot): their pages are faulted in
+ * once, not once a window. Zeroed = empty; nm_span_scratch_free releases them. */
+typedef struct nm_span_scratch {
+    uint32_t *at, *sc; /* counting sort starts [nat]; cell column in cell order [cap] */
+    float *sh;         /* [cap] */
+    uint8_t *si;       /* [cap] */
+    size_t nat, cap;
+} nm_span_scratch;
+/* nm_grid_build_spans with the caller's scratch (the same table). */
+int nm_grid_build_spans_reusing(const nm_grid_window *win, const nm_grid_samples *samples,
+                                nm_span_scratch *ws, nm_span_table *out, nm_error *err);
+void nm_span_scratch_free(nm_span_scratch *ws);
+
 /* PackSpans: stores already-merged spans (any order) as the columnar table, sorting by cell then
  * height and computing occ_bits, occ_rank, cs and face. CONSUMES `spans`: its columns are moved
  * and freed one by one (so input and output never both exist whole), and it is left empty on

@@ -4,6 +4,7 @@
  * occupied-cell lookup costs one bit test and one popcount. */
 #include "grid/grid.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Permutation that sorts entries by cell, stably: a two-level counting sort on the high and low
@@ -14,16 +15,24 @@
 
 /* The same permutation in one counting pass, for a window small enough for a start table per
  * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
+/* The permutation of n entries and a zeroed work table of `bytes` for it; false on NOMEM. */
+static bool perm_with_table(size_t n, size_t bytes, uint32_t **perm, void **table, nm_error *err)
+{
+    *perm = nm_malloc((n ? n : 1) * sizeof **perm);
+    *table = nm_calloc(bytes, 1);
+    if (*perm && *table)
+        return true;
+    nm_free(*perm);
+    nm_free(*table);
+    nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+    return false;
+}
+
 static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
-    uint32_t *perm = nm_malloc((n ? n : 1) * sizeof *perm);
-    uint32_t *at = nm_calloc((size_t)ncells + 1, sizeof *at);
-    if (!perm || !at) {
-        nm_free(perm);
-        nm_free(at);
-        nm_fail(err, NM_ERR_NOMEM, "span sort: %zu entries", n);
+    uint32_t *perm, *at;
+    if (!perm_with_table(n, ((size_t)ncells + 1) * sizeof *at, &perm, (void **)&at, err))
         return NULL;
-    }
     for (size_t k = 0; k < n; k++)
         at[cell[k] + 1]++;
     for (uint32_t c = 0; c < ncells; c++)
@@ -34,8 +43,33 @@ static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells
     return perm;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The same permutation for a few entries in a large window (the seam bridge's samples of a band):
+ * a comparison sort of (cell, entry) keys, without a table as long as the window. */
+static uint32_t *sort_perm_few(const uint32_t *cell, size_t n, nm_error *err)
+{
+    uint32_t *perm;
+    uint64_t *key;
+    if (!perm_with_table(n, (n ? n : 1) * sizeof *key, &perm, (void **)&key, err))
+        return NULL;
+    for (size_t k = 0; k < n; k++)
+        key[k] = (uint64_t)cell[k] << 32 | k;
+    qsort(key, n, sizeof *key, cmp_key);
+    for (size_t k = 0; k < n; k++)
+        perm[k] = (uint32_t)key[k];
+    nm_free(key);
+    return perm;
+}
+
 static uint32_t *sort_perm(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
+    if (n < ncells / 64)
+        return sort_perm_few(cell, n, err);
     if (ncells <= ONE_LEVEL_CELLS)
         return sort_perm_small(cell, n, ncells, err);
     size_t nhi = ((size_t)(ncells - 1) >> 16) + 2;
@@ -201,8 +235,48 @@ static int check_cells(const nm_grid_window *win, const uint32_t *cell, size_t n
     return NM_OK;
 }
 
+/* Grows the scratch to n samples and a window of ncells (at: only for the counting pass). */
+static bool scratch_room(nm_span_scratch *ws, size_t n, size_t nat)
+{
+    if (n > ws->cap) {
+        nm_free(ws->sc), nm_free(ws->sh), nm_free(ws->si);
+        ws->sc = nm_malloc(n * sizeof *ws->sc);
+        ws->sh = nm_malloc(n * sizeof *ws->sh);
+        ws->si = nm_malloc(n);
+        ws->cap = ws->sc && ws->sh && ws->si ? n : 0;
+        if (!ws->cap)
+            return false;
+    }
+    if (nat > ws->nat) {
+        nm_free(ws->at);
+        ws->at = nm_malloc(nat * sizeof *ws->at);
+        ws->nat = ws->at ? nat : 0;
+        if (!ws->at)
+            return false;
+    }
+    return true;
+}
+
+void nm_span_scratch_free(nm_span_scratch *ws)
+{
+    if (!ws)
+        return;
+    nm_free(ws->at), nm_free(ws->sc), nm_free(ws->sh), nm_free(ws->si);
+    memset(ws, 0, sizeof *ws);
+}
+
 int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *samples,
                         nm_span_table *out, nm_error *err)
+{
+    nm_span_scratch ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = nm_grid_build_spans_reusing(win, samples, &ws, out, err);
+    nm_span_scratch_free(&ws);
+    return rc;
+}
+
+int nm_grid_build_spans_reusing(const nm_grid_window *win, const nm_grid_samples *samples,
+                                nm_span_scratch *ws, nm_span_table *out, nm_error *err)
 {
     memset(out, 0, sizeof *out);
     int rc = nm_grid_window_check(win, err);
@@ -213,25 +287,40 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
         return rc;
     out->win = *win;
     uint32_t ncells = (uint32_t)((uint64_t)win->nx * (uint64_t)win->ny);
-    uint32_t *perm = sort_perm(n ? samples->cell : NULL, n, ncells, err);
-    if (!perm)
-        return NM_ERR_NOMEM;
     /* Gather the samples in cell order once, so the merge below reads them sequentially. */
-    size_t alloc = n ? n : 1;
-    uint32_t *sc = nm_malloc(alloc * sizeof *sc);
-    float *sh = nm_malloc(alloc * sizeof *sh);
-    uint8_t *si = nm_malloc(alloc);
-    if (!sc || !sh || !si) {
-        nm_free(perm), nm_free(sc), nm_free(sh), nm_free(si);
+    const bool counting = n >= ncells / 64 && ncells <= ONE_LEVEL_CELLS;
+    if (!scratch_room(ws, n ? n : 1, counting ? (size_t)ncells + 1 : 0))
         return nm_fail(err, NM_ERR_NOMEM, "BuildSpans: %zu samples", n);
+    uint32_t *sc = ws->sc;
+    float *sh = ws->sh;
+    uint8_t *si = ws->si;
+    if (counting) {
+        /* a raster band: sort_perm_small's counting pass, each sample put straight in place
+         * (the same order, without the permutation and its gather) */
+        uint32_t *at = ws->at;
+        memset(at, 0, ((size_t)ncells + 1) * sizeof *at);
+        for (size_t k = 0; k < n; k++)
+            at[samples->cell[k] + 1]++;
+        for (uint32_t c = 0; c < ncells; c++)
+            at[c + 1] += at[c];
+        for (size_t k = 0; k < n; k++) {
+            uint32_t p = at[samples->cell[k]]++;
+            sc[p] = samples->cell[k];
+            sh[p] = samples->h[k];
+            si[p] = samples->ins[k] ? 1 : 0;
+        }
+    } else {
+        uint32_t *perm = sort_perm(n ? samples->cell : NULL, n, ncells, err);
+        if (!perm)
+            return NM_ERR_NOMEM;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t p = perm[k];
+            sc[k] = samples->cell[p];
+            sh[k] = samples->h[p];
+            si[k] = samples->ins[p] ? 1 : 0;
+        }
+        nm_free(perm);
     }
-    for (size_t k = 0; k < n; k++) {
-        uint32_t p = perm[k];
-        sc[k] = samples->cell[p];
-        sh[k] = samples->h[p];
-        si[k] = samples->ins[p] ? 1 : 0;
-    }
-    nm_free(perm);
     sort_heights_in_cells(sc, sh, si, n);
     /* Merge against the span's first sample (not the previous one), so no span is taller than
      * kMergeH; the span height is the mean of its samples. Round 0 counts, round 1 fills. */
@@ -243,7 +332,6 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
             out->sp_h = nm_malloc((nsp ? nsp : 1) * sizeof *out->sp_h);
             out->sp_ins = nm_malloc(nsp ? nsp : 1);
             if (!out->sp_cell || !out->sp_h || !out->sp_ins) {
-                nm_free(sc), nm_free(sh), nm_free(si);
                 nm_span_table_free(out);
                 return nm_fail(err, NM_ERR_NOMEM, "BuildSpans: %u spans", (unsigned)nsp);
             }
@@ -270,7 +358,6 @@ int nm_grid_build_spans(const nm_grid_window *win, const nm_grid_samples *sample
         }
         nsp = o;
     }
-    nm_free(sc), nm_free(sh), nm_free(si);
     rc = finish_table(out, err);
     if (rc)
         nm_span_table_free(out);

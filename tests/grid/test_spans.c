@@ -360,3 +360,67 @@ Test(spans, small_and_large_windows_sort_alike)
     nm_span_table_free(&ta);
     nm_span_table_free(&tb);
 }
+
+/* Random samples in cells [0, ncell) of rows of width W: heights in two levels, so cells hold
+ * one or two spans. */
+static void random_samples(nm_grid_samples *s, uint64_t seed, int n, uint32_t ncell)
+{
+    nm_error err = {0};
+    for (int k = 0; k < n; k++) {
+        uint32_t c = (uint32_t)(rng_unit(&seed) * (double)ncell) % ncell;
+        float h = (float)(rng_unit(&seed) < 0.5 ? 0.0 : 1.0) + (float)rng_unit(&seed) * 0.3f;
+        cr_assert_eq(nm_grid_samples_push(s, c, h, rng_unit(&seed) < 0.5, &err), NM_OK);
+    }
+}
+
+static void assert_same_table(const nm_span_table *a, const nm_span_table *b, const char *what)
+{
+    cr_assert_eq(a->nspans, b->nspans, "%s", what);
+    cr_assert_eq(a->nocc, b->nocc, "%s", what);
+    cr_assert_eq(memcmp(a->sp_cell, b->sp_cell, a->nspans * sizeof *a->sp_cell), 0, "%s", what);
+    cr_assert_eq(memcmp(a->sp_h, b->sp_h, a->nspans * sizeof *a->sp_h), 0, "%s", what);
+    cr_assert_eq(memcmp(a->sp_ins, b->sp_ins, a->nspans), 0, "%s", what);
+    cr_assert_eq(memcmp(a->cs, b->cs, ((size_t)a->nocc + 1) * sizeof *a->cs), 0, "%s", what);
+}
+
+Test(spans, few_samples_in_a_large_window_sort_as_in_a_small_one)
+{
+    /* 1000 samples in the first two rows: a 4096 x 2 window sorts them with its counting pass,
+     * a 4096 x 2048 window by comparison (too few for a table as long as the window). */
+    enum { W = 4096 };
+    nm_grid_samples s = {0};
+    random_samples(&s, 5, 1000, 2 * W);
+    nm_grid_window small = {0.0, 0.0, W, 2}, large = {0.0, 0.0, W, 2048};
+    nm_span_table ts, tl;
+    build(&small, &s, &ts);
+    build(&large, &s, &tl);
+    cr_assert_gt(ts.nocc, 500);
+    assert_same_table(&ts, &tl, "few samples");
+    nm_grid_samples_free(&s);
+    nm_span_table_free(&ts);
+    nm_span_table_free(&tl);
+}
+
+Test(spans, a_kept_scratch_builds_the_tables_of_fresh_ones)
+{
+    /* The bake's raster slots keep one scratch band after band: a larger window, then a smaller
+     * one over the first's leftovers, then a few samples, then the large one again. */
+    static const struct { int ny, n; } runs[] = {{64, 300000}, {16, 20000}, {64, 100}, {64, 250000}};
+    enum { W = 2048 };
+    nm_span_scratch ws;
+    memset(&ws, 0, sizeof ws);
+    for (int r = 0; r < 4; r++) {
+        nm_grid_samples s = {0};
+        random_samples(&s, 11 + (uint64_t)r, runs[r].n, (uint32_t)(W * runs[r].ny));
+        nm_grid_window w = {0.0, 0.0, W, runs[r].ny};
+        nm_span_table fresh, kept;
+        nm_error err = {0};
+        build(&w, &s, &fresh);
+        cr_assert_eq(nm_grid_build_spans_reusing(&w, &s, &ws, &kept, &err), NM_OK, "%s", err.msg);
+        assert_same_table(&fresh, &kept, "kept scratch");
+        nm_grid_samples_free(&s);
+        nm_span_table_free(&fresh);
+        nm_span_table_free(&kept);
+    }
+    nm_span_scratch_free(&ws);
+}
