@@ -40,7 +40,7 @@ nm_cmp_foot nm_cmp_foot_why(unsigned steps, bool body_fits)
     if (!(steps & NM_DT_STEP_LEDGE)) f = NM_CMP_FOOT_LEDGE;
     else if (!(steps & NM_DT_STEP_LOW_HEIGHT)) return NM_CMP_FOOT_LOW_CEILING;
     else if (!(steps & NM_DT_STEP_ERODE)) f = NM_CMP_FOOT_ERODE;
-    else return NM_CMP_FOOT_REGION;
+    else f = NM_CMP_FOOT_REGION;
     return body_fits ? f : NM_CMP_FOOT_BODY;
 }
 
@@ -57,7 +57,7 @@ static void trace_foot(void *ctx, double x, double z, double h)
     trace_ctx *c = ctx;
     unsigned steps = nm_dt_span_steps(c->dt, x, z, h, c->ap->reach, NULL);
     nm_cmp_foot f = nm_cmp_foot_why(steps, true);
-    if (f == NM_CMP_FOOT_LEDGE || f == NM_CMP_FOOT_ERODE)
+    if (f == NM_CMP_FOOT_LEDGE || f == NM_CMP_FOOT_ERODE || f == NM_CMP_FOOT_REGION)
         f = nm_cmp_foot_why(steps, nm_audit_body_fits(c->lv, x, z, c->agent->radius, h + c->agent->climb,
                                                       h + c->ap->body_hi));
     nm_cmp_trace *t = c->t;
@@ -87,8 +87,9 @@ bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent)
     const nm_cmp_trace *t = &l->trace;
     uint32_t off = t->feet - t->by[NM_CMP_FOOT_ON];
     return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL && l->ours_drops == 0 &&
-           !l->ours_link && l->audit.max_ascent <= agent->climb && l->audit.max_descent <= agent->climb && off > 0 &&
-           off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE];
+           !l->ours_link && (l->audit.max_ascent <= agent->climb || l->climb_one_step) &&
+           l->audit.max_descent <= agent->climb && off > 0 &&
+           off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE] + t->by[NM_CMP_FOOT_REGION];
 }
 
 bool nm_cmp_recast_radius(const nm_cmp_leg *l, const nm_bake_agent *agent)
