@@ -313,15 +313,21 @@ Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
 }
 
+/* The two-point walk from a to b passes, stepping up and down at most `up` / `down` m. */
+static void assert_steps(double ax, double ah, double az, double bx, double bh, double bz, double up, double down)
+{
+    const double pts[] = {ax, ah, az, bx, bh, bz};
+    nm_audit_report r = run(pts, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_float_eq(r.max_ascent, up, 1e-6, "up %f", r.max_ascent);
+    cr_assert_float_eq(r.max_descent, down, 1e-6, "down %f", r.max_descent);
+}
+
 Test(audit_unit, a_step_at_a_joint_is_measured)
 {
     /* to a point 0.03 m beside the 0.3 m kerb: the foot under the line's end stands on the kerb's
      * edge (within half a sample), and the point reports the floor: a step down at the joint too */
-    const double pts[] = {23, 0, 2, 24.97, 0, 2};
-    nm_audit_report r = run(pts, 2, NULL, 0);
-    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
-    cr_assert_float_eq(r.max_ascent, 0.3, 1e-6);
-    cr_assert_float_eq(r.max_descent, 0.3, 1e-6);
+    assert_steps(23, 0, 2, 24.97, 0, 2, 0.3, 0.3);
 }
 
 Test(audit_unit, a_face_beside_the_line_is_no_step)
@@ -330,20 +336,10 @@ Test(audit_unit, a_face_beside_the_line_is_no_step)
      * stand on the block's top (within reach), but the steps are measured under the line, where
      * the floor is (navcat-bridges seed 2 legs 6, 8, 33: 0.13 m beside the grass block's 0.58 m
      * face, a climb and a step down no route takes); beside the kerb, 0.1 m off, the same */
-    const double block[] = {2.5, 0, 2.37, 4.5, 0, 2.37};
-    nm_audit_report r = run(block, 2, NULL, 0);
-    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
-    cr_assert_float_eq(r.max_ascent, 0.0, 1e-9);
-    cr_assert_float_eq(r.max_descent, 0.0, 1e-9);
-    const double kerb[] = {23, 0, 2, 24.9, 0, 2};
-    r = run(kerb, 2, NULL, 0);
-    cr_assert_float_eq(r.max_ascent, 0.0, 1e-9);
-    cr_assert_float_eq(r.max_descent, 0.0, 1e-9);
+    assert_steps(2.5, 0, 2.37, 4.5, 0, 2.37, 0, 0);
+    assert_steps(23, 0, 2, 24.9, 0, 2, 0, 0);
     /* the line crossing onto the kerb is still measured */
-    const double onto[] = {24.5, 0, 2, 25.5, 0.3, 2};
-    r = run(onto, 2, NULL, 0);
-    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
-    cr_assert_float_eq(r.max_ascent, 0.3, 1e-6, "%f", r.max_ascent);
+    assert_steps(24.5, 0, 2, 25.5, 0.3, 2, 0.3, 0);
 }
 
 /* nm_cmp_one_step_climb (harness.h): the audit's climb is excused inside the step-down class only
