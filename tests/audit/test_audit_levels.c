@@ -70,13 +70,12 @@ static const level_case k_levels[] = {
      * Detour's 0.5 m climb refuses: 7 (the middle island's 0.7 m side); leg 1 is channel_longer.
      * Since the steps are measured under the route's line (h-climb), 9, 27, 32 and 20 are
      * recast_radius (their 0.58 m step down the grass block's side was the reach's foot on the
-     * block's top 0.13 m beside the line; 20's climb is the one grid step) and 18 is unexplained:
-     * its 0.70 m step down was the same artefact (the island's top 0.13 m beside the line in the
+     * block's top 0.13 m beside the line; 20's climb is the one grid step), and so is 18: its
+     * 0.70 m step down was the same artefact (the island's top 0.13 m beside the line in the
      * water), and its foot at (-2.17, 0.30, -3.60) m is under a "low ceiling" only in Recast's
      * 0.205 m column (the island's bevelled lip 0.13-0.21 m away; nothing over the foot itself):
      * tools/navaudit/README.md, Ninth session */
-    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 1, 0,
-     "ours_only: 18, a foot under a low ceiling only in Recast's column (tools/navaudit/README.md, Ninth session)"},
+    {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 0, 0, ""},
     {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 0, 0, ""},
     /* seed 2 (the sample of tools/audit_levels.sh 60 2), up to the legs the bake fixed: bridges 35
      * and 44 went up the middle island's 0.7 m south face between a riser crack's made-up cells
@@ -90,8 +89,7 @@ static const level_case k_levels[] = {
      * block's face, 0.99 m free across. 5 ours_only left (tools/navaudit/README.md, Ninth
      * session): 20, 35, 39, 43, 44 step from the water onto platform-ramp.005's north end at
      * x 2.14-2.17 m, 0.56 m up (the grid's cell there sits in a slat gap past the ramp's end and
-     * takes the lower slat's 0.80 m: RiseOk passes 0.50 m); 35, 44 also with feet under a low
-     * ceiling only in Recast's column */
+     * takes the lower slat's 0.80 m: RiseOk passes 0.50 m) */
     {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 5, 0,
      "ours_only: 0.56 m up onto platform-ramp.005's north end (20, 35, 39, 43, 44) "
      "(tools/navaudit/README.md, Ninth session)"},

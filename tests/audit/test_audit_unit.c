@@ -15,8 +15,10 @@
  * x 22..22.5, z 4..6; a shelf without sides x 10..12, z 10.5..11.5 at 1 m; a wall 0.2 m thick at x 20..20.2, z 7..9.5, 5 m tall; a platform x 2..6,
  * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m; a block x 2..5, z 2.5..3.8, top at
  * 0.7 m (more than Recast's 0.5 m climb, less than kClimb); a stage x 14..18, z 8.6..9.8, top at
- * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m). Floor quads are wound so that Recast
- * finds them walkable ((b - a) x (c - a) points up). */
+ * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m); a slab x 26.78..27.5,
+ * z 9.2..9.8, 0.45 m over the floor, facing down (a lip over the water: its west edge inside Recast's
+ * column x 26.65..26.855). Floor quads are wound so that Recast finds them walkable ((b - a) x
+ * (c - a) points up). */
 static const char *k_level =
     "g floor\n"
     "v 0 0 0\nv 0 0 4\nv 30 0 4\nv 30 0 0\n"          /* 1-4: z 0..4 */
@@ -58,7 +60,10 @@ static const char *k_level =
     "f 61 62 63 64\n"
     "v 14 0 8.6\nv 14 0 9.8\nv 18 0 9.8\nv 18 0 8.6\n" /* 65-68: foot */
     "f 60 59 62 61\n"                                  /* the lip's west face */
-    "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n";
+    "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n"
+    "g slab\n"
+    "v 26.78 0.45 9.2\nv 27.5 0.45 9.2\nv 27.5 0.45 9.8\nv 26.78 0.45 9.8\n" /* 69-72 */
+    "f 69 70 71 72\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -577,6 +582,16 @@ Test(audit_unit, recast_steps_are_traced_per_span)
     cr_assert_eq(nm_dt_span_steps(dt, 13, 5, 0, 0, NULL), 0u);
     /* within reach of the floor's edge the hole's rim counts as the floor's column */
     cr_assert_neq(nm_dt_span_steps(dt, 12.1, 5, 0, 0.236, NULL), 0u);
+    /* nm_cmp_foot_judge: under the slab a low ceiling; 0.11 m beside it, in the same Recast column,
+     * nothing over the foot itself: Recast's column, where the body fits (the slab is below the
+     * climb); over the open floor on Recast's regions (the foot's own column: reach 0) */
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_audit_params own = g_p;
+    own.reach = 0;
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 27.2, 9.5, 0, &own, &ag), NM_CMP_FOOT_LOW_CEILING);
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 26.67, 9.5, 0, 0, NULL), true), NM_CMP_FOOT_LOW_CEILING);
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 26.67, 9.5, 0, &own, &ag), NM_CMP_FOOT_COLUMN);
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 15, 2, 0, &own, &ag), NM_CMP_FOOT_ON);
     nm_dt_free(dt);
 }
 
@@ -661,6 +676,10 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
      * climb (0.51 m up, 0.6 m down), a drop, a link, a failed audit, Detour complete, ours failed */
     static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
                                         NM_CMP_FOOT_BODY};
+    /* a low ceiling only in Recast's column (nothing over the foot itself) is Recast's too */
+    l.trace.by[NM_CMP_FOOT_COLUMN] = 1, l.trace.feet++;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_COLUMN] = 0, l.trace.feet--;
     assert_recast_class_refuses(nm_cmp_recast_ledge, &l, &ag, other, sizeof other / sizeof other[0]);
 }
 
