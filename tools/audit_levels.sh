@@ -45,7 +45,7 @@ while IFS=: read -r name obj scale; do
 import json, sys
 rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 c = rep["classes"]
-print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
+print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.0f |" % (
     sys.argv[2], rep["legs"], rep["ours_ok"], rep["detour_complete"], c["agree"], c["narrow"],
     c["ours_drop_or_link"], c["channel_longer"], c["goal_snapped"], c["start_snapped"], c["recast_ledge"], c["recast_radius"], c["ours_fails"], c["ours_longer"], c["ours_only"],
     c["other_layer"], c["no_poly"], rep["unexplained"], rep["audit_failures"], float(sys.argv[3]),

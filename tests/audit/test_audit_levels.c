@@ -67,8 +67,14 @@ static const level_case k_levels[] = {
      * riser"); the crack's cells now take their own side's height, and what is left is one
      * diagonal grid step RiseOk passes on the level's heights (1.00 -> 1.39 m; the face between the
      * centres is 0.54-0.58 m: tools/navaudit/README.md "A climb on one grid step"). Steps down
-     * Detour's 0.5 m climb refuses: 7, 18 (the middle island's 0.7 m sides), 9, 27, 32 (the grass
-     * block's side, measured at a joint), 20; leg 1 is channel_longer */
+     * Detour's 0.5 m climb refuses: 7 (the middle island's 0.7 m side); leg 1 is channel_longer.
+     * Since the steps are measured under the route's line (h-climb), 9, 27, 32 and 20 are
+     * recast_radius (their 0.58 m step down the grass block's side was the reach's foot on the
+     * block's top 0.13 m beside the line; 20's climb is the one grid step), and so is 18: its
+     * 0.70 m step down was the same artefact (the island's top 0.13 m beside the line in the
+     * water), and its foot at (-2.17, 0.30, -3.60) m is under a "low ceiling" only in Recast's
+     * 0.205 m column (the island's bevelled lip 0.13-0.21 m away; nothing over the foot itself):
+     * tools/navaudit/README.md, Ninth session */
     {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 0, 0, ""},
     {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 0, 0, ""},
     /* seed 2 (the sample of tools/audit_levels.sh 60 2), up to the legs the bake fixed: bridges 35
@@ -77,13 +83,16 @@ static const level_case k_levels[] = {
      * made-up cells CloseCracks closed under its face; both audit `solid` (navmesh/bake/README.md
      * "Seed 2: ..."). navcat-bridges seed 2: legs 24, 28, 29 are recast_radius (within the agent's
      * radius of the middle island's west face and of block-grass-curve.001's foot, where the agent
-     * fits across: 2.15 m and 1.01 m); 7 ours_only left (tools/navaudit/README.md, Eighth session):
-     * 6, 8, 33, 39, 43 beside the grass block's side, where the audit's reach stands a foot on the
-     * block's top edge (a 0.58 m "climb" the route does not take) and Recast dropped a region under
-     * its minimum; 35 and 44 up platform-ramp.005's foot (0.60 m at (2.17, 3.67) m) */
-    {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 7, 0,
-     "ours_only on the grass block's side (climb 0.58 m: 6, 8, 33, 39, 43) and under the ramp's "
-     "head (low ceiling: 35, 44) (tools/navaudit/README.md, Seed 2, left)"},
+     * fits across: 2.15 m and 1.01 m). Since the steps are measured under the route's line and a
+     * region Recast dropped under its minimum area is its loss (h-climb), 6, 8, 33 (and 34, whose
+     * 0.58 m step down was the same reach artefact) are recast_radius: 0.13 m beside the grass
+     * block's face, 0.99 m free across. 5 ours_only left (tools/navaudit/README.md, Ninth
+     * session): 20, 35, 39, 43, 44 step from the water onto platform-ramp.005's north end at
+     * x 2.14-2.17 m, 0.56 m up (the grid's cell there sits in a slat gap past the ramp's end and
+     * takes the lower slat's 0.80 m: RiseOk passes 0.50 m) */
+    {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 5, 0,
+     "ours_only: 0.56 m up onto platform-ramp.005's north end (20, 35, 39, 43, 44) "
+     "(tools/navaudit/README.md, Ninth session)"},
     {"sauer-pandora-seed2", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 15, 2, 0, 0, ""},
     /* undulating's legs 24 and 25 of seed 2 (audit wrong_height, 2 -> 0): routes on a second span
      * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh

@@ -15,8 +15,10 @@
  * x 22..22.5, z 4..6; a shelf without sides x 10..12, z 10.5..11.5 at 1 m; a wall 0.2 m thick at x 20..20.2, z 7..9.5, 5 m tall; a platform x 2..6,
  * z 7..9.5, top at 3 m; a kerb x 25..26, z 0..4, top at 0.3 m; a block x 2..5, z 2.5..3.8, top at
  * 0.7 m (more than Recast's 0.5 m climb, less than kClimb); a stage x 14..18, z 8.6..9.8, top at
- * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m). Floor quads are wound so that Recast
- * finds them walkable ((b - a) x (c - a) points up). */
+ * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m); a slab x 26.78..27.5,
+ * z 9.2..9.8, 0.45 m over the floor, facing down (a lip over the water: its west edge inside Recast's
+ * column x 26.65..26.855). Floor quads are wound so that Recast finds them walkable ((b - a) x
+ * (c - a) points up). */
 static const char *k_level =
     "g floor\n"
     "v 0 0 0\nv 0 0 4\nv 30 0 4\nv 30 0 0\n"          /* 1-4: z 0..4 */
@@ -58,7 +60,10 @@ static const char *k_level =
     "f 61 62 63 64\n"
     "v 14 0 8.6\nv 14 0 9.8\nv 18 0 9.8\nv 18 0 8.6\n" /* 65-68: foot */
     "f 60 59 62 61\n"                                  /* the lip's west face */
-    "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n";
+    "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n"
+    "g slab\n"
+    "v 26.78 0.45 9.2\nv 27.5 0.45 9.2\nv 27.5 0.45 9.8\nv 26.78 0.45 9.8\n" /* 69-72 */
+    "f 69 70 71 72\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -313,17 +318,33 @@ Test(audit_unit, steps_down_over_recast_climb_explain_a_partial_detour)
     cr_assert_not(nm_cmp_steps_down(&l, &ag));
 }
 
-Test(audit_unit, a_step_at_a_joint_is_measured)
+/* The two-point walk from a to b passes, stepping up and down at most `up` / `down` m. */
+static void assert_steps(double ax, double ah, double az, double bx, double bh, double bz, double up, double down)
 {
-    /* to a point beside the 0.3 m kerb: the foot steps onto the kerb within reach of the point,
-     * and the point reports the floor it stands on, a step down at the joint the walk did not
-     * measure (navcat-bridges leg 9 came down a 0.58 m face to the corridor that way: no step was
-     * reported at all) */
-    const double pts[] = {23, 0, 2, 24.9, 0, 2};
+    const double pts[] = {ax, ah, az, bx, bh, bz};
     nm_audit_report r = run(pts, 2, NULL, 0);
     cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
-    cr_assert_float_eq(r.max_ascent, 0.3, 1e-6);
-    cr_assert_float_eq(r.max_descent, 0.3, 1e-6);
+    cr_assert_float_eq(r.max_ascent, up, 1e-6, "up %f", r.max_ascent);
+    cr_assert_float_eq(r.max_descent, down, 1e-6, "down %f", r.max_descent);
+}
+
+Test(audit_unit, a_step_at_a_joint_is_measured)
+{
+    /* to a point 0.03 m beside the 0.3 m kerb: the foot under the line's end stands on the kerb's
+     * edge (within half a sample), and the point reports the floor: a step down at the joint too */
+    assert_steps(23, 0, 2, 24.97, 0, 2, 0.3, 0.3);
+}
+
+Test(audit_unit, a_face_beside_the_line_is_no_step)
+{
+    /* along the 0.7 m block's south side, 0.13 m off its face, on the floor: the walk's foot may
+     * stand on the block's top (within reach), but the steps are measured under the line, where
+     * the floor is (navcat-bridges seed 2 legs 6, 8, 33: 0.13 m beside the grass block's 0.58 m
+     * face, a climb and a step down no route takes); beside the kerb, 0.1 m off, the same */
+    assert_steps(2.5, 0, 2.37, 4.5, 0, 2.37, 0, 0);
+    assert_steps(23, 0, 2, 24.9, 0, 2, 0, 0);
+    /* the line crossing onto the kerb is still measured */
+    assert_steps(24.5, 0, 2, 25.5, 0.3, 2, 0.3, 0);
 }
 
 /* nm_cmp_one_step_climb (harness.h): the audit's climb is excused inside the step-down class only
@@ -528,7 +549,11 @@ Test(cmp_classes, a_foot_is_judged_by_the_first_step_that_took_its_surface_off)
     const unsigned ledge = NM_DT_STEP_RASTER | NM_DT_STEP_LOW_HANGING | NM_DT_STEP_CLEAR;
     cr_assert_eq(nm_cmp_foot_why(ledge, true), NM_CMP_FOOT_LEDGE);
     cr_assert_eq(nm_cmp_foot_why(ledge, false), NM_CMP_FOOT_BODY);
+    /* a region Recast dropped under its minimum area: its spans passed the erosion, so the body
+     * test too (navcat-bridges seed 2 legs 6, 8, 33: 5 spans of the 0.96 m strip beside the grass
+     * block) */
     cr_assert_eq(nm_cmp_foot_why(all & ~NM_DT_STEP_REGION, true), NM_CMP_FOOT_REGION);
+    cr_assert_eq(nm_cmp_foot_why(all & ~NM_DT_STEP_REGION, false), NM_CMP_FOOT_BODY);
 }
 
 /* nm_dt_span_steps on the hand-made level: Detour's own Recast build, traced step by step. */
@@ -557,6 +582,16 @@ Test(audit_unit, recast_steps_are_traced_per_span)
     cr_assert_eq(nm_dt_span_steps(dt, 13, 5, 0, 0, NULL), 0u);
     /* within reach of the floor's edge the hole's rim counts as the floor's column */
     cr_assert_neq(nm_dt_span_steps(dt, 12.1, 5, 0, 0.236, NULL), 0u);
+    /* nm_cmp_foot_judge: under the slab a low ceiling; 0.11 m beside it, in the same Recast column,
+     * nothing over the foot itself: Recast's column, where the body fits (the slab is below the
+     * climb); over the open floor on Recast's regions (the foot's own column: reach 0) */
+    nm_bake_agent ag = {2.1, 0.41, 0.5, 45};
+    nm_audit_params own = g_p;
+    own.reach = 0;
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 27.2, 9.5, 0, &own, &ag), NM_CMP_FOOT_LOW_CEILING);
+    cr_assert_eq(nm_cmp_foot_why(nm_dt_span_steps(dt, 26.67, 9.5, 0, 0, NULL), true), NM_CMP_FOOT_LOW_CEILING);
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 26.67, 9.5, 0, &own, &ag), NM_CMP_FOOT_COLUMN);
+    cr_assert_eq(nm_cmp_foot_judge(g_lv, dt, 15, 2, 0, &own, &ag), NM_CMP_FOOT_ON);
     nm_dt_free(dt);
 }
 
@@ -623,6 +658,16 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
     /* the ledge filter too */
     l.trace.by[NM_CMP_FOOT_ERODE] = 3, l.trace.by[NM_CMP_FOOT_LEDGE] = 2;
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    /* feet in a region Recast dropped for its minimum area (its spans kept through the erosion:
+     * the article has no minimum area, 孤岛 only orders snapping): Recast's loss too */
+    l.trace.by[NM_CMP_FOOT_REGION] = 2, l.trace.by[NM_CMP_FOOT_ON] = 51;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_REGION] = 0, l.trace.by[NM_CMP_FOOT_ON] = 53;
+    /* a climb over the agent's climb only on one grid step RiseOk passes on the level's heights
+     * (nm_cmp_one_step_climb; navcat-bridges seed 1 leg 20 onto the grass block) */
+    l.audit.max_ascent = 0.58, l.climb_one_step = true;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.audit.max_ascent = 0.24, l.climb_one_step = false;
     /* ours entirely on Recast's regions: Detour's partial path is not explained by a removed span */
     l.trace.by[NM_CMP_FOOT_ON] = 58, l.trace.by[NM_CMP_FOOT_ERODE] = 0, l.trace.by[NM_CMP_FOOT_LEDGE] = 0;
     cr_assert_not(nm_cmp_recast_ledge(&l, &ag));
@@ -630,7 +675,11 @@ Test(cmp_classes, recast_ledge_needs_every_foot_off_recast_on_a_span_its_ledge_f
     /* one foot off Recast's regions for another reason (the body not fitting too), a step over the
      * climb (0.51 m up, 0.6 m down), a drop, a link, a failed audit, Detour complete, ours failed */
     static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
-                                        NM_CMP_FOOT_REGION, NM_CMP_FOOT_BODY};
+                                        NM_CMP_FOOT_BODY};
+    /* a low ceiling only in Recast's column (nothing over the foot itself) is Recast's too */
+    l.trace.by[NM_CMP_FOOT_COLUMN] = 1, l.trace.feet++;
+    cr_assert(nm_cmp_recast_ledge(&l, &ag));
+    l.trace.by[NM_CMP_FOOT_COLUMN] = 0, l.trace.feet--;
     assert_recast_class_refuses(nm_cmp_recast_ledge, &l, &ag, other, sizeof other / sizeof other[0]);
 }
 
@@ -685,8 +734,8 @@ Test(cmp_classes, recast_radius_needs_the_agent_to_fit_across_where_its_body_doe
     cr_assert(nm_cmp_recast_ledge(&l, &ag));
     l.trace.by[NM_CMP_FOOT_BODY] = 12, l.trace.feet = 196, l.trace.narrowest = 0.96;
     /* one foot off Recast's regions for another reason, a climb over the agent's (navcat-bridges
-     * seed 2 legs 39, 43: 0.58 m), a drop, a link, a failed audit, Detour complete, ours failed */
-    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING,
-                                        NM_CMP_FOOT_REGION};
+     * seed 2 legs 39, 43: 0.56 m onto platform-ramp.005's north end), a drop, a link, a failed
+     * audit, Detour complete, ours failed */
+    static const nm_cmp_foot other[] = {NM_CMP_FOOT_NEVER, NM_CMP_FOOT_LOW_HANGING, NM_CMP_FOOT_LOW_CEILING};
     assert_recast_class_refuses(nm_cmp_recast_radius, &l, &ag, other, sizeof other / sizeof other[0]);
 }

@@ -56,8 +56,9 @@ typedef struct nm_audit_params {
     double gap_max;    /* longest run without surface a segment may cross, m */
     double body_lo, body_hi; /* body above the foot: the fall gate's climb and height, m */
     double link_tol;   /* a segment is an off-mesh link when its ends are this close to one, m */
-    /* called with every foot the walk stands on: world x, z and the surface's height, m (the
-     * first point of each walked segment and every sample); NULL = not called */
+    /* called with every foot the walk measures its steps on (under the route's line: within half a
+     * sample, else the foot within reach): world x, z and the surface's height, m (the first point
+     * of each walked segment and every sample); NULL = not called */
     void (*foot)(void *ctx, double x, double z, double h);
     void *foot_ctx;
 } nm_audit_params;
@@ -110,7 +111,10 @@ typedef struct nm_audit_report {
     double h_surface;        /* the surface the walker was on / found (NAN: none) */
     uint32_t samples;        /* samples walked in all */
     uint32_t drops_checked, links_skipped;
-    /* the deepest step down the walk took without a declared drop (the article walks down up to
+    /* steps are measured under the route's line (the foot within half a sample of it; the foot
+     * within reach only where nothing is under it): the reach would stand the foot on a face
+     * beside the line.
+     * the deepest step down the walk took without a declared drop (the article walks down up to
      * kClimb, 垂直可达判据 向下一步; Recast's climb refuses more than its own), m, and where (world m) */
     double max_descent, descent_x, descent_z;
     /* the highest step up it took, m, and where: a step the audit passes (within `step`, which

@@ -25,7 +25,8 @@ bool nm_cmp_class_explained(nm_cmp_class c)
 const char *nm_cmp_foot_name(nm_cmp_foot f)
 {
     static const char *k[NM_CMP_FOOT_COUNT] = {"on", "never walkable", "low-hanging only", "low ceiling",
-                                               "ledge filter", "erosion", "dropped region", "body does not fit"};
+                                               "ledge filter", "erosion", "dropped region", "low ceiling beside",
+                                               "body does not fit"};
     return (unsigned)f < NM_CMP_FOOT_COUNT ? k[f] : "?";
 }
 
@@ -40,7 +41,7 @@ nm_cmp_foot nm_cmp_foot_why(unsigned steps, bool body_fits)
     if (!(steps & NM_DT_STEP_LEDGE)) f = NM_CMP_FOOT_LEDGE;
     else if (!(steps & NM_DT_STEP_LOW_HEIGHT)) return NM_CMP_FOOT_LOW_CEILING;
     else if (!(steps & NM_DT_STEP_ERODE)) f = NM_CMP_FOOT_ERODE;
-    else return NM_CMP_FOOT_REGION;
+    else f = NM_CMP_FOOT_REGION;
     return body_fits ? f : NM_CMP_FOOT_BODY;
 }
 
@@ -52,14 +53,24 @@ typedef struct trace_ctx {
     nm_cmp_trace *t;
 } trace_ctx;
 
+nm_cmp_foot nm_cmp_foot_judge(const nm_audit_level *lv, const nm_dt_oracle *dt, double x, double z, double h,
+                              const nm_audit_params *ap, const nm_bake_agent *agent)
+{
+    const double voxel = 0.1; /* Recast's cell height (the oracle's build) */
+    unsigned steps = nm_dt_span_steps(dt, x, z, h, ap->reach, NULL);
+    nm_cmp_foot f = nm_cmp_foot_why(steps, true);
+    bool column = f == NM_CMP_FOOT_LOW_CEILING &&
+                  nm_audit_body_fits(lv, x, z, 0.5 * ap->sample, h + voxel, h + ap->body_hi);
+    if (f != NM_CMP_FOOT_LEDGE && f != NM_CMP_FOOT_ERODE && f != NM_CMP_FOOT_REGION && !column) return f;
+    bool fits = nm_audit_body_fits(lv, x, z, agent->radius, h + agent->climb, h + ap->body_hi);
+    if (column) return fits ? NM_CMP_FOOT_COLUMN : NM_CMP_FOOT_BODY;
+    return nm_cmp_foot_why(steps, fits);
+}
+
 static void trace_foot(void *ctx, double x, double z, double h)
 {
     trace_ctx *c = ctx;
-    unsigned steps = nm_dt_span_steps(c->dt, x, z, h, c->ap->reach, NULL);
-    nm_cmp_foot f = nm_cmp_foot_why(steps, true);
-    if (f == NM_CMP_FOOT_LEDGE || f == NM_CMP_FOOT_ERODE)
-        f = nm_cmp_foot_why(steps, nm_audit_body_fits(c->lv, x, z, c->agent->radius, h + c->agent->climb,
-                                                      h + c->ap->body_hi));
+    nm_cmp_foot f = nm_cmp_foot_judge(c->lv, c->dt, x, z, h, c->ap, c->agent);
     nm_cmp_trace *t = c->t;
     if (f == NM_CMP_FOOT_BODY) {
         double w = nm_audit_free_width(c->lv, x, z, h, c->agent->climb, c->ap->body_hi);
@@ -87,8 +98,10 @@ bool nm_cmp_recast_ledge(const nm_cmp_leg *l, const nm_bake_agent *agent)
     const nm_cmp_trace *t = &l->trace;
     uint32_t off = t->feet - t->by[NM_CMP_FOOT_ON];
     return l->ours_ok && l->audit.kind == NM_AUDIT_OK && l->dt_status == NM_DT_PARTIAL && l->ours_drops == 0 &&
-           !l->ours_link && l->audit.max_ascent <= agent->climb && l->audit.max_descent <= agent->climb && off > 0 &&
-           off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE];
+           !l->ours_link && (l->audit.max_ascent <= agent->climb || l->climb_one_step) &&
+           l->audit.max_descent <= agent->climb && off > 0 &&
+           off == t->by[NM_CMP_FOOT_LEDGE] + t->by[NM_CMP_FOOT_ERODE] + t->by[NM_CMP_FOOT_REGION] +
+                      t->by[NM_CMP_FOOT_COLUMN];
 }
 
 bool nm_cmp_recast_radius(const nm_cmp_leg *l, const nm_bake_agent *agent)

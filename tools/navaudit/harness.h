@@ -68,6 +68,8 @@ typedef enum nm_cmp_foot {
     NM_CMP_FOOT_LEDGE,        /* removed by the ledge filter */
     NM_CMP_FOOT_ERODE,        /* removed by the erosion */
     NM_CMP_FOOT_REGION,       /* in a region Recast dropped (under its minimum area) */
+    NM_CMP_FOOT_COLUMN,       /* under a ceiling lower than the agent only in Recast's column: nothing
+                                 of the level over the foot itself (nm_cmp_foot_judge) */
     NM_CMP_FOOT_BODY,         /* removed by the ledge filter or the erosion, and the agent's body does
                                  not fit there: a triangle of the level within its radius */
     NM_CMP_FOOT_COUNT
@@ -76,6 +78,16 @@ const char *nm_cmp_foot_name(nm_cmp_foot f);
 /* The verdict for a foot from its span's steps (nm_dt_span_steps) and, for a span the ledge filter
  * or the erosion removed, whether the agent's body fits there (nm_audit_body_fits). */
 nm_cmp_foot nm_cmp_foot_why(unsigned steps, bool body_fits);
+
+/* The verdict for ours' foot at world (x, z), height h (nm_cmp_foot_why on its span's steps, within
+ * the audit's reach). A span removed by the ledge filter, the erosion or the region's minimum area
+ * gets the body test (nm_audit_body_fits: the agent's radius, from its climb to body_hi). A "low
+ * ceiling" with nothing of the level over the foot itself (within half a sample, from one Recast
+ * cell height to body_hi above it) is Recast's column (0.205 m wide) holding a ceiling beside the
+ * foot (navcat-bridges: an island's bevelled lip 0.11-0.21 m away over the water): judged as
+ * NM_CMP_FOOT_COLUMN, with the body test. */
+nm_cmp_foot nm_cmp_foot_judge(const nm_audit_level *lv, const nm_dt_oracle *dt, double x, double z, double h,
+                              const nm_audit_params *ap, const nm_bake_agent *agent);
 
 /* Ours' walk (the audit's feet) against Detour's Recast build. */
 typedef struct nm_cmp_trace {
@@ -189,10 +201,12 @@ bool nm_cmp_steps_down(const nm_cmp_leg *l, const nm_bake_agent *agent);
 
 /* Does ours walk where Detour's Recast build took a walkable surface off only by its ledge filter
  * or its erosion, and otherwise as Detour may? True when Detour is partial; ours succeeded with no
- * drop or link, passes the audit and steps neither up nor down more than the agent's climb; some
+ * drop or link, passes the audit and steps neither up nor down more than the agent's climb (but
+ * up on one grid step RiseOk passes: climb_one_step); some
  * feet of its walk are on no span of Recast's regions, and every such foot stands on a span
- * rasterised walkable (slope) with the agent's free height above, that the ledge filter or the
- * erosion removed, where the agent's body fits (no triangle within its radius at body height: what
+ * rasterised walkable (slope) with the agent's free height above, that the ledge filter, the
+ * erosion or the minimum region area removed (or that the low-height filter removed for a ceiling
+ * beside the foot in its column: NM_CMP_FOOT_COLUMN), where the agent's body fits (no triangle within its radius at body height: what
  * Recast kept the agent off is a ledge, which the article walks down up to kClimb, not a wall).
  * Recast's ledge filter takes off every span next to a drop over its climb, and the erosion the
  * radius from there (and from the spans the filter took), so a 1 m ramp standing in the water
