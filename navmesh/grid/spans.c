@@ -13,8 +13,6 @@
  * itself (a one-level sort would need a start table as long as the window). */
 #define ONE_LEVEL_CELLS (1u << 23) /* windows up to this many cells (a raster band) */
 
-/* The same permutation in one counting pass, for a window small enough for a start table per
- * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
 /* The permutation of n entries and a zeroed work table of `bytes` for it; false on NOMEM. */
 static bool perm_with_table(size_t n, size_t bytes, uint32_t **perm, void **table, nm_error *err)
 {
@@ -28,6 +26,8 @@ static bool perm_with_table(size_t n, size_t bytes, uint32_t **perm, void **tabl
     return false;
 }
 
+/* The same permutation in one counting pass, for a window small enough for a start table per
+ * cell (a raster band of the bake): no per-bucket passes over the 65537-entry table. */
 static uint32_t *sort_perm_small(const uint32_t *cell, size_t n, uint32_t ncells, nm_error *err)
 {
     uint32_t *perm, *at;
