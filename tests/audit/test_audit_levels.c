@@ -74,7 +74,7 @@ static const level_case k_levels[] = {
      * 0.70 m step down was the same artefact (the island's top 0.13 m beside the line in the
      * water), and its foot at (-2.17, 0.30, -3.60) m is under a "low ceiling" only in Recast's
      * 0.205 m column (the island's bevelled lip 0.13-0.21 m away; nothing over the foot itself):
-     * tools/navaudit/README.md, Ninth session */
+     * tools/navaudit/README.md, Eighth session (h-climb) */
     {"navcat-bridges", SRC_SHARED, "bridges.obj", 1.0, "bridges", 40, 1, 0, 0, ""},
     {"sauer-pandora", SRC_SHARED, "pandora.obj", 0.12, "pandora", 40, 1, 0, 0, ""},
     /* seed 2 (the sample of tools/audit_levels.sh 60 2), up to the legs the bake fixed: bridges 35
@@ -86,13 +86,13 @@ static const level_case k_levels[] = {
      * fits across: 2.15 m and 1.01 m). Since the steps are measured under the route's line and a
      * region Recast dropped under its minimum area is its loss (h-climb), 6, 8, 33 (and 34, whose
      * 0.58 m step down was the same reach artefact) are recast_radius: 0.13 m beside the grass
-     * block's face, 0.99 m free across. 5 ours_only left (tools/navaudit/README.md, Ninth
-     * session): 20, 35, 39, 43, 44 step from the water onto platform-ramp.005's north end at
+     * block's face, 0.99 m free across. 5 ours_only left (tools/navaudit/README.md, Eighth
+     * session, h-climb): 20, 35, 39, 43, 44 step from the water onto platform-ramp.005's north end at
      * x 2.14-2.17 m, 0.56 m up (the grid's cell there sits in a slat gap past the ramp's end and
      * takes the lower slat's 0.80 m: RiseOk passes 0.50 m) */
     {"navcat-bridges-seed2", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 45, 2, 5, 0,
      "ours_only: 0.56 m up onto platform-ramp.005's north end (20, 35, 39, 43, 44) "
-     "(tools/navaudit/README.md, Ninth session)"},
+     "(tools/navaudit/README.md, Eighth session (h-climb))"},
     {"sauer-pandora-seed2", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 15, 2, 0, 0, ""},
     /* undulating's legs 24 and 25 of seed 2 (audit wrong_height, 2 -> 0): routes on a second span
      * 1.3-1.5 m under the 41° slope, made by Rasterize's clamped samples of Recast's detail-mesh
