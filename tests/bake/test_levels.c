@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +239,46 @@ Test(levels, recast_vertices_lie_on_the_input_surface)
     }
     cr_assert_gt(on_ramp, 0, "some vertices are on the slope itself");
     nm_pack_free(&p);
+}
+
+Test(levels, a_ramp_corner_beside_a_higher_slat_takes_the_slat_height, .timeout = 60)
+{
+    /* navcat-bridges' platform-ramp.005 is made of slats with 0.04-0.05 m gaps, each sloped
+     * across: at the ramp's north end the west slat (x 2.04-2.14 m) is 0.86 m, the east one
+     * (x 2.18-2.37 m) 0.80 m. Recast's mesh keeps the ramp from x 2.195 m (the west slat's end is
+     * a ledge 0.56 m over the water, over Recast's climb) and its corner there, (2.195, 3.4426) m,
+     * is on the mesh's boundary; Recast's own height there is 0.90 m (its voxel column holds the
+     * west slat's edge). Snapped to the surface under the point alone it took the east slat's
+     * 0.794 m, the grid cell beyond the corner got that height by Rasterize's clamp, and routes
+     * climbed 0.50 m from the water onto it and then 0.56 m onto the west slat (navaudit seed 2
+     * legs 20, 35, 39, 43, 44; navmesh/bake/README.md "Eighth session: the slat gap"). A boundary
+     * vertex takes the separate surface beside it within one Recast cell: the west slat's 0.86 m. */
+    if (!nm_rc_available()) cr_skip_test("built without Recast");
+    const char *shared = shared_data();
+    if (!shared) cr_skip_test("NM_SHARED_DATA is absent");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/levels/navcat-bridges/bridges.obj", shared);
+    struct stat st;
+    if (stat(path, &st) != 0) cr_skip_test("%s is absent", path);
+    nm_obj obj;
+    nm_bake_config cfg;
+    nm_error err = {0};
+    cr_assert_eq(nm_obj_load(path, &obj, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_bake_config_default("bridges", &cfg, &err), NM_OK, "%s", err.msg);
+    nm_bake_opts o = {.obj = &obj, .cfg = &cfg, .scale = 1.0, .workers = 2};
+    nm_pack p;
+    cr_assert_eq(nm_bake_main_pack(&o, &p, &err), NM_OK, "%s", err.msg);
+    const double u = 0.75 * 2.195, v = -0.75 * 3.4426;
+    int found = 0;
+    for (uint32_t i = 0; i < p.vert_count; i++) {
+        const nm_vertex *q = &p.verts[i];
+        if (fabs(q->u - u) > 0.01 || fabs(q->v - v) > 0.01 || q->h < 0.5f) continue;
+        found++;
+        cr_assert_float_eq(q->h, 0.857f, 0.01f, "ramp corner at (%.3f, %.3f) px: h %.4f m, the west slat is 0.86 m",
+                           q->u, q->v, q->h);
+    }
+    cr_assert_gt(found, 0, "Recast's mesh has no corner at (2.195, 3.4426) m any more: re-measure");
+    nm_pack_free(&p);
+    nm_bake_config_free(&cfg);
+    nm_obj_free(&obj);
 }

@@ -58,13 +58,97 @@ bool walkable_slope(const float *a, const float *b, const float *c, float cos_sl
 
 constexpr int RC_VERTS_PER_POLYGON_MAX = 6;
 
+// Height of triangle t's surface at its point q nearest to p in plan (on its edges), when q is
+// within cs of p, p is not over t, and t is a separate surface from `under`, the triangle under p
+// the snap chose: no corner in common with it, and t's height at q off under's plane extended by
+// more than kSeparate. A slat beside the slat under p is one; the next triangle of the same slope or
+// of a bend (a shared corner or edge, the same plane) is not, so the heights of a continuous surface
+// are left as the point's own. q and under's plane at q go out too: snap_heights still refuses t
+// when p's own surface goes on under q (surface_at: then t is a level over it, not across a gap).
+constexpr double kSeparate = 0.01; // m
+
+bool beside_height(const float *in_verts, const int *tris, int t, int under, const float *p, double cs, double *h_out,
+                   double *q_out, double *plane_out)
+{
+    if (t == under) return false;
+    const float *c[3], *u[3];
+    for (int k = 0; k < 3; k++) {
+        c[k] = in_verts + 3 * (size_t)tris[3 * t + k];
+        u[k] = in_verts + 3 * (size_t)tris[3 * under + k];
+    }
+    for (int k = 0; k < 3; k++)
+        for (int m = 0; m < 3; m++)
+            if (c[k][0] == u[m][0] && c[k][1] == u[m][1] && c[k][2] == u[m][2]) return false;
+    double det = ((double)c[1][0] - c[0][0]) * ((double)c[2][2] - c[0][2]) -
+                 ((double)c[2][0] - c[0][0]) * ((double)c[1][2] - c[0][2]);
+    if (std::fabs(det) < 1e-12) return false;
+    double l1 = (((double)c[1][0] - p[0]) * ((double)c[2][2] - p[2]) - ((double)c[2][0] - p[0]) * ((double)c[1][2] - p[2])) / det;
+    double l2 = (((double)c[2][0] - p[0]) * ((double)c[0][2] - p[2]) - ((double)c[0][0] - p[0]) * ((double)c[2][2] - p[2])) / det;
+    if (l1 >= 0 && l2 >= 0 && 1.0 - l1 - l2 >= 0) return false; // under p: the snap's own case
+    double best = INFINITY, qx = 0, qz = 0, qh = 0;
+    for (int e = 0; e < 3; e++) {
+        const float *a = c[e], *b = c[(e + 1) % 3];
+        double ex = (double)b[0] - a[0], ez = (double)b[2] - a[2], l2e = ex * ex + ez * ez;
+        double s = l2e > 0 ? (((double)p[0] - a[0]) * ex + ((double)p[2] - a[2]) * ez) / l2e : 0.0;
+        s = s < 0 ? 0 : s > 1 ? 1 : s;
+        double x = a[0] + s * ex, z = a[2] + s * ez, dx = x - p[0], dz = z - p[2], d = std::sqrt(dx * dx + dz * dz);
+        if (d < best) {
+            best = d;
+            qx = x;
+            qz = z;
+            qh = a[1] + s * ((double)b[1] - a[1]);
+        }
+    }
+    if (best > cs) return false;
+    // under's plane at (qx, qz)
+    double ud = ((double)u[1][0] - u[0][0]) * ((double)u[2][2] - u[0][2]) - ((double)u[2][0] - u[0][0]) * ((double)u[1][2] - u[0][2]);
+    if (std::fabs(ud) < 1e-12) return false;
+    double m1 = (((double)u[1][0] - qx) * ((double)u[2][2] - qz) - ((double)u[2][0] - qx) * ((double)u[1][2] - qz)) / ud;
+    double m2 = (((double)u[2][0] - qx) * ((double)u[0][2] - qz) - ((double)u[0][0] - qx) * ((double)u[2][2] - qz)) / ud;
+    double plane = m1 * u[0][1] + m2 * u[1][1] + (1.0 - m1 - m2) * u[2][1];
+    if (std::fabs(qh - plane) <= kSeparate) return false;
+    *h_out = qh;
+    q_out[0] = qx;
+    q_out[1] = qz;
+    *plane_out = plane;
+    return true;
+}
+
+// Is there a walkable triangle over (x, z) in list[lo, hi) whose height there is within kSeparate
+// of h?
+bool surface_at(const float *in_verts, const int *tris, const uint32_t *list, uint32_t lo, uint32_t hi, double x,
+                double z, double h)
+{
+    for (uint32_t k = lo; k < hi; k++) {
+        const int t = (int)list[k];
+        const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
+                    *c = in_verts + 3 * (size_t)tris[3 * t + 2];
+        double det = ((double)b[0] - a[0]) * ((double)c[2] - a[2]) - ((double)c[0] - a[0]) * ((double)b[2] - a[2]);
+        if (std::fabs(det) < 1e-12) continue;
+        double l1 = (((double)b[0] - x) * ((double)c[2] - z) - ((double)c[0] - x) * ((double)b[2] - z)) / det;
+        double l2 = (((double)c[0] - x) * ((double)a[2] - z) - ((double)a[0] - x) * ((double)c[2] - z)) / det;
+        double l3 = 1.0 - l1 - l2;
+        if (l1 < -1e-6 || l2 < -1e-6 || l3 < -1e-6) continue;
+        if (std::fabs(l1 * a[1] + l2 * b[1] + l3 * c[1] - h) <= kSeparate) return true;
+    }
+    return false;
+}
+
 // Puts every output vertex back on the walkable input surface. Recast's vertex heights are voxel
 // tops (up to one cell height above the surface) and, on slopes, the highest span around the
 // corner. The surface under (x, z) whose height is closest to y - ch/2 within
 // [y - climb - ch, y + ch] wins (lowest triangle id on ties); a vertex with no surface there
-// keeps Recast's height. Triangles are found through a bucket grid over the vertices' extent.
+// keeps Recast's height. A vertex on the mesh's boundary (`boundary[i]`, see boundary_vertices)
+// may also take a separate surface beside it (beside_height: within one Recast cell `cs` in plan,
+// at that surface's point nearest the vertex, no corner shared with the surface under the vertex,
+// which does not go on under that point), when it lies within one cell height ch of the surface
+// under the vertex (one voxel layer for Recast: its column there was that surface too) and is
+// closer to y - ch/2. Why: Rasterize's clamped sample gives a grid cell the boundary reaches
+// into the boundary corner's height (formula 31), and at a slat gap the lower slat under the
+// corner made a 0.56 m climb look like 0.50 m (navmesh/bake/README.md "Eighth session: the slat
+// gap"). Triangles are found through a bucket grid over the vertices' extent.
 bool snap_heights(const float *in_verts, const int *tris, const unsigned char *areas, int nt, float *verts, int nv,
-                  float ch, float climb)
+                  const unsigned char *boundary, float cs, float ch, float climb)
 {
     if (nv <= 0) return true;
     float minx = verts[0], maxx = verts[0], minz = verts[2], maxz = verts[2];
@@ -90,8 +174,9 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
             if (areas[t] == RC_NULL_AREA) continue;
             const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
                         *c = in_verts + 3 * (size_t)tris[3 * t + 2];
-            double tx0 = std::fmin(a[0], std::fmin(b[0], c[0])), tx1 = std::fmax(a[0], std::fmax(b[0], c[0]));
-            double tz0 = std::fmin(a[2], std::fmin(b[2], c[2])), tz1 = std::fmax(a[2], std::fmax(b[2], c[2]));
+            // grown by one cell: a boundary vertex also looks at the surfaces within cs beside it
+            double tx0 = std::fmin(a[0], std::fmin(b[0], c[0])) - cs, tx1 = std::fmax(a[0], std::fmax(b[0], c[0])) + cs;
+            double tz0 = std::fmin(a[2], std::fmin(b[2], c[2])) - cs, tz1 = std::fmax(a[2], std::fmax(b[2], c[2])) + cs;
             if (tx1 < minx || tx0 > maxx || tz1 < minz || tz0 > maxz) continue;
             int x0 = cell_of(tx0, minx, bw), x1 = cell_of(tx1, minx, bw);
             int z0 = cell_of(tz0, minz, bh), z1 = cell_of(tz1, minz, bh);
@@ -117,6 +202,7 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
         size_t cell = (size_t)cell_of(p[2], minz, bh) * bw + cell_of(p[0], minx, bw);
         uint32_t lo = cell ? start[cell - 1] : 0, hi = start[cell];
         double want = (double)p[1] - ch / 2, best = INFINITY, best_h = p[1];
+        int under = -1; // the triangle that won under the point
         for (uint32_t k = lo; k < hi; k++) {
             int t = (int)list[k];
             const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
@@ -134,13 +220,78 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
             if (d < best) {
                 best = d;
                 best_h = h;
+                under = t;
             }
         }
+        const double under_h = best_h;
+        if (boundary[i] && under >= 0)
+            for (uint32_t k = lo; k < hi; k++) {
+                double h, q[2], plane;
+                if (!beside_height(in_verts, tris, (int)list[k], under, p, cs, &h, q, &plane)) continue;
+                if (h < (double)p[1] - climb - ch || h > (double)p[1] + ch) continue;
+                if (std::fabs(h - under_h) > ch) continue; // one voxel layer with the surface under p
+                if (surface_at(in_verts, tris, list, lo, hi, q[0], q[1], plane)) continue;
+                double d = std::fabs(h - want);
+                if (d < best) {
+                    best = d;
+                    best_h = h;
+                }
+            }
         p[1] = (float)best_h;
     }
     nm_free(start);
     nm_free(list);
     return true;
+}
+
+// Marks the vertices on the boundary of Recast's detail mesh: the ends of a triangle edge no other
+// triangle has (vertices compared by position: Recast gives each polygon its own copies, and samples
+// a shared polygon edge identically from both sides). flag[i] = 1 on the boundary. Memory: nv + 3 nt
+// entries, freed before it returns.
+bool boundary_vertices(const float *verts, int nv, const uint32_t *tris, size_t nt, unsigned char *flag)
+{
+    struct vk { float p[3]; int id; };
+    struct ek { int lo, hi; };
+    vk *v = (vk *)nm_malloc(sizeof(vk) * (size_t)(nv ? nv : 1));
+    int *rep = (int *)nm_malloc(sizeof(int) * (size_t)(nv ? nv : 1));
+    ek *e = (ek *)nm_malloc(sizeof(ek) * (nt ? 3 * nt : 1));
+    bool ok = v && rep && e;
+    if (ok) {
+        for (int i = 0; i < nv; i++) {
+            for (int a = 0; a < 3; a++) v[i].p[a] = verts[3 * (size_t)i + a] + 0.0f; // -0 -> +0
+            v[i].id = i;
+            flag[i] = 0;
+        }
+        auto vless = [](const void *pa, const void *pb) {
+            const vk *a = (const vk *)pa, *b = (const vk *)pb;
+            int c = std::memcmp(a->p, b->p, sizeof a->p);
+            return c ? (c < 0 ? -1 : 1) : (a->id < b->id ? -1 : a->id > b->id);
+        };
+        std::qsort(v, (size_t)nv, sizeof *v, vless);
+        for (int i = 0; i < nv; i++)
+            rep[v[i].id] = (i > 0 && !std::memcmp(v[i - 1].p, v[i].p, sizeof v[i].p)) ? rep[v[i - 1].id] : v[i].id;
+        for (size_t t = 0; t < nt; t++)
+            for (int k = 0; k < 3; k++) {
+                int a = rep[tris[3 * t + k]], b = rep[tris[3 * t + (k + 1) % 3]];
+                e[3 * t + k] = ek{a < b ? a : b, a < b ? b : a};
+            }
+        auto eless = [](const void *pa, const void *pb) {
+            const ek *a = (const ek *)pa, *b = (const ek *)pb;
+            return a->lo != b->lo ? (a->lo < b->lo ? -1 : 1) : (a->hi < b->hi ? -1 : a->hi > b->hi);
+        };
+        std::qsort(e, 3 * nt, sizeof *e, eless);
+        for (size_t i = 0; i < 3 * nt;) {
+            size_t j = i + 1;
+            while (j < 3 * nt && e[j].lo == e[i].lo && e[j].hi == e[i].hi) j++;
+            if (j - i == 1) flag[e[i].lo] = flag[e[i].hi] = 1;
+            i = j;
+        }
+        for (int i = 0; i < nv; i++) flag[i] = flag[rep[i]];
+    }
+    nm_free(v);
+    nm_free(rep);
+    nm_free(e);
+    return ok;
 }
 
 // Is span i within `radius` cells (straight along one axis, through connected spans) of a thin
@@ -386,10 +537,6 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
             out->verts[3 * i + 2] = dm.verts[3 * i + 2];
         }
         out->vert_count = (uint32_t)dm.nverts;
-        if (!snap_heights(in->verts, o.tris, o.areas, nt, out->verts, dm.nverts, fch, (float)(walkable_climb * ch))) {
-            nm_rc_mesh_free(out);
-            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
-        }
         size_t t = 0;
         for (int i = 0; i < dm.nmeshes && i < pm.npolys; i++) {
             const unsigned int *sm = dm.meshes + 4 * (size_t)i;
@@ -400,6 +547,17 @@ extern "C" int nm_rc_build(const nm_rc_input *in, const nm_rc_params *p, nm_rc_m
             }
         }
         out->tri_count = (uint32_t)t;
+        // The boundary, found on Recast's own heights (before the snap moves them), so the copies
+        // of a vertex on a shared polygon edge are still equal.
+        unsigned char *bnd = (unsigned char *)nm_malloc(dm.nverts ? (size_t)dm.nverts : 1);
+        bool snapped = bnd && boundary_vertices(out->verts, dm.nverts, out->tris, t, bnd) &&
+                       snap_heights(in->verts, o.tris, o.areas, nt, out->verts, dm.nverts, bnd, fcs, fch,
+                                    (float)(walkable_climb * ch));
+        nm_free(bnd);
+        if (!snapped) {
+            nm_rc_mesh_free(out);
+            return fail(msg, msg_cap, NM_ERR_NOMEM, "recast: out of memory");
+        }
         out->cell_size = cs;
         return NM_OK;
     } catch (const std::bad_alloc &) {
