@@ -58,6 +58,17 @@ bool walkable_slope(const float *a, const float *b, const float *c, float cos_sl
 
 constexpr int RC_VERTS_PER_POLYGON_MAX = 6;
 
+// Barycentric weights (l1, l2) in plan (x, z) of (x, z) in triangle a b c, the third being
+// 1 - l1 - l2; false for a triangle with no area in plan.
+bool plan_weights(const float *a, const float *b, const float *c, double x, double z, double *l1, double *l2)
+{
+    double det = ((double)b[0] - a[0]) * ((double)c[2] - a[2]) - ((double)c[0] - a[0]) * ((double)b[2] - a[2]);
+    if (std::fabs(det) < 1e-12) return false;
+    *l1 = (((double)b[0] - x) * ((double)c[2] - z) - ((double)c[0] - x) * ((double)b[2] - z)) / det;
+    *l2 = (((double)c[0] - x) * ((double)a[2] - z) - ((double)a[0] - x) * ((double)c[2] - z)) / det;
+    return true;
+}
+
 // Height of triangle t's surface at its point q nearest to p in plan (on its edges), when q is
 // within cs of p, p is not over t, and t is a separate surface from `under`, the triangle under p
 // the snap chose: no corner in common with it, and t's height at q off under's plane extended by
@@ -79,11 +90,8 @@ bool beside_height(const float *in_verts, const int *tris, int t, int under, con
     for (int k = 0; k < 3; k++)
         for (int m = 0; m < 3; m++)
             if (c[k][0] == u[m][0] && c[k][1] == u[m][1] && c[k][2] == u[m][2]) return false;
-    double det = ((double)c[1][0] - c[0][0]) * ((double)c[2][2] - c[0][2]) -
-                 ((double)c[2][0] - c[0][0]) * ((double)c[1][2] - c[0][2]);
-    if (std::fabs(det) < 1e-12) return false;
-    double l1 = (((double)c[1][0] - p[0]) * ((double)c[2][2] - p[2]) - ((double)c[2][0] - p[0]) * ((double)c[1][2] - p[2])) / det;
-    double l2 = (((double)c[2][0] - p[0]) * ((double)c[0][2] - p[2]) - ((double)c[0][0] - p[0]) * ((double)c[2][2] - p[2])) / det;
+    double l1, l2;
+    if (!plan_weights(c[0], c[1], c[2], p[0], p[2], &l1, &l2)) return false;
     if (l1 >= 0 && l2 >= 0 && 1.0 - l1 - l2 >= 0) return false; // under p: the snap's own case
     double best = INFINITY, qx = 0, qz = 0, qh = 0;
     for (int e = 0; e < 3; e++) {
@@ -101,10 +109,8 @@ bool beside_height(const float *in_verts, const int *tris, int t, int under, con
     }
     if (best > cs) return false;
     // under's plane at (qx, qz)
-    double ud = ((double)u[1][0] - u[0][0]) * ((double)u[2][2] - u[0][2]) - ((double)u[2][0] - u[0][0]) * ((double)u[1][2] - u[0][2]);
-    if (std::fabs(ud) < 1e-12) return false;
-    double m1 = (((double)u[1][0] - qx) * ((double)u[2][2] - qz) - ((double)u[2][0] - qx) * ((double)u[1][2] - qz)) / ud;
-    double m2 = (((double)u[2][0] - qx) * ((double)u[0][2] - qz) - ((double)u[0][0] - qx) * ((double)u[2][2] - qz)) / ud;
+    double m1, m2;
+    if (!plan_weights(u[0], u[1], u[2], qx, qz, &m1, &m2)) return false;
     double plane = m1 * u[0][1] + m2 * u[1][1] + (1.0 - m1 - m2) * u[2][1];
     if (std::fabs(qh - plane) <= kSeparate) return false;
     *h_out = qh;
@@ -123,10 +129,8 @@ bool surface_at(const float *in_verts, const int *tris, const uint32_t *list, ui
         const int t = (int)list[k];
         const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
                     *c = in_verts + 3 * (size_t)tris[3 * t + 2];
-        double det = ((double)b[0] - a[0]) * ((double)c[2] - a[2]) - ((double)c[0] - a[0]) * ((double)b[2] - a[2]);
-        if (std::fabs(det) < 1e-12) continue;
-        double l1 = (((double)b[0] - x) * ((double)c[2] - z) - ((double)c[0] - x) * ((double)b[2] - z)) / det;
-        double l2 = (((double)c[0] - x) * ((double)a[2] - z) - ((double)a[0] - x) * ((double)c[2] - z)) / det;
+        double l1, l2;
+        if (!plan_weights(a, b, c, x, z, &l1, &l2)) continue;
         double l3 = 1.0 - l1 - l2;
         if (l1 < -1e-6 || l2 < -1e-6 || l3 < -1e-6) continue;
         if (std::fabs(l1 * a[1] + l2 * b[1] + l3 * c[1] - h) <= kSeparate) return true;
@@ -207,10 +211,8 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
             int t = (int)list[k];
             const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
                         *c = in_verts + 3 * (size_t)tris[3 * t + 2];
-            double det = ((double)b[0] - a[0]) * ((double)c[2] - a[2]) - ((double)c[0] - a[0]) * ((double)b[2] - a[2]);
-            if (std::fabs(det) < 1e-12) continue;
-            double l1 = (((double)b[0] - p[0]) * ((double)c[2] - p[2]) - ((double)c[0] - p[0]) * ((double)b[2] - p[2])) / det;
-            double l2 = (((double)c[0] - p[0]) * ((double)a[2] - p[2]) - ((double)a[0] - p[0]) * ((double)c[2] - p[2])) / det;
+            double l1, l2;
+            if (!plan_weights(a, b, c, p[0], p[2], &l1, &l2)) continue;
             double l3 = 1.0 - l1 - l2;
             const double eps = -1e-6;
             if (l1 < eps || l2 < eps || l3 < eps) continue;
