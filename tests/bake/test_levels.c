@@ -123,15 +123,22 @@ static void round_trip_folder(const char *levels)
     cr_assert_gt(baked, 0, "no level found under %s", levels);
 }
 
-Test(levels, every_shared_level_bakes_through_recast_and_reads_back, .timeout = 240)
+/* The path of `rel` under the shared data (../shared/data), or the test is skipped: a user's
+ * clone has no ../shared, and a build without Recast cannot bake the default way. */
+static void shared_path_or_skip(const char *rel, char *path, size_t cap)
 {
     if (!nm_rc_available()) cr_skip_test("built without Recast");
     const char *shared = shared_data();
     if (!shared) cr_skip_test("NM_SHARED_DATA is absent");
-    char levels[1024];
-    snprintf(levels, sizeof levels, "%s/levels", shared);
+    snprintf(path, cap, "%s/%s", shared, rel);
     struct stat st;
-    if (stat(levels, &st) != 0) cr_skip_test("%s is absent", levels);
+    if (stat(path, &st) != 0) cr_skip_test("%s is absent", path);
+}
+
+Test(levels, every_shared_level_bakes_through_recast_and_reads_back, .timeout = 240)
+{
+    char levels[1024];
+    shared_path_or_skip("levels", levels, sizeof levels);
     round_trip_folder(levels);
 }
 
@@ -253,13 +260,8 @@ Test(levels, a_ramp_corner_beside_a_higher_slat_takes_the_slat_height, .timeout 
      * climbed 0.50 m from the water onto it and then 0.56 m onto the west slat (navaudit seed 2
      * legs 20, 35, 39, 43, 44; navmesh/bake/README.md "Eighth session: the slat gap"). A boundary
      * vertex takes the separate surface beside it within one Recast cell: the west slat's 0.86 m. */
-    if (!nm_rc_available()) cr_skip_test("built without Recast");
-    const char *shared = shared_data();
-    if (!shared) cr_skip_test("NM_SHARED_DATA is absent");
     char path[1024];
-    snprintf(path, sizeof path, "%s/levels/navcat-bridges/bridges.obj", shared);
-    struct stat st;
-    if (stat(path, &st) != 0) cr_skip_test("%s is absent", path);
+    shared_path_or_skip("levels/navcat-bridges/bridges.obj", path, sizeof path);
     nm_obj obj;
     nm_bake_config cfg;
     nm_error err = {0};
