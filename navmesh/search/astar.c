@@ -236,11 +236,12 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
     s->gate = &w->gate;
     s->nx = (uint32_t)w->win.nx;
     s->ny = (uint32_t)w->win.ny;
-    s->ncell = s->nx * s->ny;
     s->nspans = w->spans.nspans;
-    if (s->nspans >= NM_SEARCH_MAX_SPANS)
-        return nm_fail(err, NM_ERR_ARG, "search: window of %u spans: over the search's limit (%u)",
-                       s->nspans, NM_SEARCH_MAX_SPANS);
+    if ((uint64_t)s->nx * s->ny >= NM_SEARCH_MAX_SPANS || s->nspans >= NM_SEARCH_MAX_SPANS)
+        return nm_fail(err, NM_ERR_ARG,
+                       "search: window of %u x %u cells, %u spans: over the search's limit (%u)",
+                       s->nx, s->ny, s->nspans, NM_SEARCH_MAX_SPANS);
+    s->ncell = s->nx * s->ny;
     size_t nn = s->nspans ? s->nspans : 1; /* span nodes; cells only if CostAstar runs */
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);

@@ -269,7 +269,7 @@ static int to_path(const leg *L, const solve_res *r, nm_search_path *p, nm_error
     for (uint32_t k = 0; k < r->n; k++) {
         uint32_t f, n = nm_span_cell_spans(L->s.t, r->sp[k], &f);
         p->cell[k] = r->sp[k];
-        p->span[k] = NM_SEARCH_NONE; /* the cell level does not pick layers */
+        p->span[k] = UINT32_MAX; /* the cell level does not pick layers */
         p->h[k] = n ? L->s.t->sp_h[f] : NAN;
         p->link[k] = r->via[k];
     }

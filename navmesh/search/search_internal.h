@@ -8,7 +8,7 @@
 
 #include <stdatomic.h>
 
-#define NM_SEARCH_NONE UINT32_MAX
+#define NM_SEARCH_NONE 0x1FFFFFFFu /* no node, cell or span: par's all ones (29 bits) */
 #define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
 
 /* A cell mask as the conjunction of two layers (b NULL = no second layer). */
@@ -49,12 +49,14 @@ nm_heap_item nm_search_heap_pop(nm_heap *h);
  * when state != 0. */
 typedef struct nm_snode {
     double g;           /* cost from the start */
-    uint32_t par;       /* parent node, NM_SEARCH_NONE at the start */
+    uint32_t par : 29;  /* parent node, NM_SEARCH_NONE at the start */
     uint32_t state : 3; /* 0 new, NM_ST_OPEN, NM_ST_CLOSED; NM_ST_VIA: reached by a link or a drop */
-    uint32_t pos : 29;  /* SpanAstar: an open span's place in the indexed heap */
+    uint32_t pos;       /* SpanAstar: an open span's place in the indexed heap. A word of its own:
+                           the heap's moves store it without reading the record (a bit field's
+                           read of a cold record was a quarter of a long leg's search) */
 } nm_snode;
 
-#define NM_SEARCH_MAX_SPANS (1u << 29) /* pos's range: a window holds fewer spans */
+#define NM_SEARCH_MAX_SPANS NM_SEARCH_NONE /* par's range: a window holds fewer spans and cells */
 
 /* SpanAstar's indexed heap: the same 4-ary (f, key) heap with one entry per open span (key's low
  * 32 bits), whose place is kept in node[span].pos, so a lower g moves the entry up instead of

@@ -167,6 +167,51 @@ static const int k_per_cell[] = {ST_WINDOW, ST_TOPO, ST_GEO, ST_TOTAL};
 
 /* Pull steps taken unchecked (拉直 step 3): a pulled segment joining two neighbours of the taut
  * chain (StringPull only takes i + 1 when nothing further is visible). */
+/* plan_digest: FNV-1a over every bit of a plan a host reads, and of the stage point lists, so two
+ * runs (a speed change before and after) compare bit for bit with one field. */
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 0x100000001B3ULL;
+    return h;
+}
+
+static uint64_t fnv_points(uint64_t h, const nm_route_points *p)
+{
+    h = fnv_bytes(h, &p->n, sizeof p->n);
+    if (p->xy) h = fnv_bytes(h, p->xy, (size_t)p->n * 2 * sizeof *p->xy);
+    if (p->heights) h = fnv_bytes(h, p->heights, (size_t)p->n * sizeof *p->heights);
+    return h;
+}
+
+static uint64_t plan_digest(const nm_route_result *r)
+{
+    uint64_t h = 0xCBF29CE484222325ULL;
+    h = fnv_bytes(h, &r->ok, sizeof r->ok);
+    h = fnv_bytes(h, r->error, strlen(r->error));
+    if (!r->ok) return h;
+    const nm_route_points final = {r->xy, r->heights, r->npoints};
+    h = fnv_points(h, &final);
+    if (r->clearance) h = fnv_bytes(h, r->clearance, (size_t)r->npoints * sizeof *r->clearance);
+    if (r->waypoints) h = fnv_bytes(h, r->waypoints, (size_t)r->nwaypoints * sizeof *r->waypoints);
+    for (uint32_t i = 0; i < r->ndrops; i++) {
+        const nm_route_drop *d = &r->drops[i];
+        h = fnv_bytes(h, &d->index, sizeof d->index);
+        h = fnv_bytes(h, &d->height, sizeof d->height);
+        h = fnv_bytes(h, &d->from_x, sizeof d->from_x);
+        h = fnv_bytes(h, &d->from_y, sizeof d->from_y);
+    }
+    h = fnv_bytes(h, &r->length, sizeof r->length);
+    h = fnv_bytes(h, &r->snap_start, sizeof r->snap_start);
+    h = fnv_bytes(h, &r->snap_goal, sizeof r->snap_goal);
+    h = fnv_bytes(h, &r->base_cost, sizeof r->base_cost);
+    h = fnv_bytes(h, r->warnings, strlen(r->warnings));
+    h = fnv_points(h, &r->dbg_topology);
+    h = fnv_points(h, &r->dbg_taut);
+    h = fnv_points(h, &r->dbg_pulled);
+    return fnv_points(h, &r->dbg_assembled);
+}
+
 static void unchecked_steps(const nm_route_points *taut, const nm_route_points *pulled,
                             uint32_t *unchecked, uint32_t *segs)
 {
@@ -424,6 +469,7 @@ int main(int argc, char **argv)
                r.peak_window_bytes, r.windows_kept, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
                r.self_check_ends);
         json_str(r.warnings);
+        printf(",\"plan_digest\":\"%016llx\"", (unsigned long long)plan_digest(&r));
         printf(",\"ns_per_cell\":{");
         for (size_t k = 0; k < N_PER_CELL; k++)
             printf("%s\"%s\":%.3f", k ? "," : "", k_stage[k_per_cell[k]], cells > 0 ? ms[k_per_cell[k]] * 1e6 / cells : 0.0);
