@@ -604,10 +604,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         nm_heap_item it = nm_search_iheap_pop(&s->heap, node);
         const uint32_t u = (uint32_t)it.key, uc = (uint32_t)(it.key >> 32);
         nm_snode *const nu = &node[u];
-        if (s->heap.n) { /* the next pop's node, fetched while this one expands */
+        if (s->heap.n) { /* the next pop's node and its three rows, fetched while this one expands */
             const uint64_t nk = s->heap.it[0].key;
+            const uint32_t nc = (uint32_t)(nk >> 32);
             __builtin_prefetch(&node[(uint32_t)nk]);
-            __builtin_prefetch(&cr[nk >> 32]);
+            __builtin_prefetch(&cr[nc]);
+            if (nc > s->nx && nc + s->nx + 1 < s->ncell) {
+                __builtin_prefetch(&cr[nc - s->nx - 1]);
+                __builtin_prefetch(&cr[nc - s->nx + 1]);
+                __builtin_prefetch(&cr[nc + s->nx - 1]);
+                __builtin_prefetch(&cr[nc + s->nx + 1]);
+            }
         }
         const int64_t ui = uc % s->nx, uj = uc / s->nx;
         if (q->give_up > 0 && it.f >= q->give_up)
