@@ -640,6 +640,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const nm_scell *const cu = &cr[uc];
         const float pr_u = cell_price(&q->price, cu);
         const float hu = u == cu->first ? cu->h0 : t->sp_h[u];
+        if (ui > 0 && uj > 0 && ui + 1 < s->nx && uj + 1 < s->ny) /* the neighbours' first nodes */
+            for (int d = 0; d < 8; d++)
+                __builtin_prefetch(&node[cr[(uj + k_dy[d]) * s->nx + ui + k_dx[d]].first]);
         for (int d = 0; d < 8; d++) {
             const int dx = k_dx[d], dy = k_dy[d];
             const int64_t vi = ui + dx, vj = uj + dy;
