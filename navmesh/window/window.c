@@ -242,10 +242,12 @@ typedef struct wtile {
     int32_t x0, x1, y0, y1;  /* the tile's own cells inside the window: [x0, x1) x [y0, y1) */
     uint32_t id;             /* directory index */
     nm_bgrd_tile_view v;     /* records read in place (the cache's, or all of them in tests) */
-    wspan *sp;               /* or: a decoded tile's spans in the window (cells expanded) */
-    size_t nsp;
+    wspan *sp;               /* or: a decoded tile's spans in the window (cells expanded), cells
+                                descending, so the rows read first lie at the end and are cut off
+                                as they are read */
+    size_t nsp;              /* spans not yet read */
     bool fetched;            /* sp is set (it may be empty) */
-    size_t pos;              /* first record / span not yet read (rows are read in ascending order) */
+    size_t pos;              /* first record not yet read (rows are read in ascending order) */
 } wtile;
 
 typedef struct wsource {
@@ -303,27 +305,28 @@ static size_t lower_cell(const nm_grid_rec *r, size_t from, size_t n, int64_t ke
     return lo;
 }
 
-static size_t lower_span(const wspan *r, size_t from, size_t n, int64_t key)
+/* First span whose tile-local cell is < key (cells descend in a fetched tile). */
+static size_t below_span(const wspan *r, size_t n, int64_t key)
 {
-    size_t lo = from, hi = n;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if ((int64_t)r[mid].cell < key) lo = mid + 1;
+        if ((int64_t)r[mid].cell >= key) lo = mid + 1;
         else hi = mid;
     }
     return lo;
 }
 
-/* The run of tile t's records (or spans, once fetched) on window row j: [*a, *b); returns the
- * window cell minus the tile-local cell for the run. */
+/* The run of tile t's records (or spans, once fetched: cells descending) on window row j:
+ * [*a, *b); returns the window cell minus the tile-local cell for the run. */
 static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, int32_t j, size_t *a,
                        size_t *b)
 {
     int64_t base = (wgy0 + j - t->tgy0) * t->tnx;
     int64_t kx = wgx0 - t->tgx0; /* tile-local x of window column 0 */
     if (t->fetched) {
-        *a = lower_span(t->sp, t->pos, t->nsp, base + kx + t->x0);
-        *b = lower_span(t->sp, *a, t->nsp, base + kx + t->x1);
+        *a = below_span(t->sp, t->nsp, base + kx + t->x1);
+        *b = below_span(t->sp, t->nsp, base + kx + t->x0);
     } else {
         *a = lower_cell(t->v.recs, t->pos, t->v.n, base + kx + t->x0);
         *b = lower_cell(t->v.recs, *a, t->v.n, base + kx + t->x1);
@@ -361,13 +364,26 @@ static int size_spans(nm_window *w, size_t n)
     return NM_OK;
 }
 
-/* The memory count of the span columns follows the spans each band may add (its record count). */
+/* The memory count of the span columns follows the spans written (the pages past them are never
+ * touched). */
 static void count_spans(wmem *m, uint32_t *counted, size_t need)
 {
     if (need <= *counted) return;
     m->now += (need - *counted) * (2 * sizeof(uint32_t) + sizeof(float) + 1);
     if (m->now > m->peak) m->peak = m->now;
     *counted = (uint32_t)need;
+}
+
+/* The spans of a fetched tile from a on have been read: they are cut off once they come to 64 kB
+ * (or the tile is done), so a band's spans are not held twice, in its tiles and in the columns. */
+static void cut_read_spans(wtile *t, size_t a, wmem *m)
+{
+    const size_t cut = (t->nsp - a) * sizeof *t->sp;
+    if (a && cut < ((size_t)64 << 10)) return;
+    void *p = nm_realloc(t->sp, (a ? a : 1) * sizeof *t->sp);
+    if (p) t->sp = (wspan *)p; /* a failed shrink keeps the whole block */
+    t->nsp = a;
+    m->now -= cut <= m->now ? cut : m->now;
 }
 
 /* ---- the build, one function per step of 建窗 ---------------------------------------------- */
@@ -384,6 +400,9 @@ typedef struct wbuild {
                                  step bitmap and segbits, in the one byte step 9 reads) */
     nm_window_seg *facades;   /* step 9 -> 13 */
     size_t nfac;
+    uint16_t *clr;            /* step 5 -> 12: the sealed clearance as stored (squared quarter
+                                 cells), two bytes a cell while the spans are read; w->dist is made
+                                 from it once the component column has gone */
 } wbuild;
 
 /* 建窗 step 2: boundary edges of the zone mesh meeting the window (plus the wall pad). */
@@ -436,7 +455,7 @@ static inline int expand_cell(wbuild *b, const nm_grid_rec *r, const nm_span_fie
     if (mine) {
         if ((flags & NM_GRID_WALK) || !(flags & NM_GRID_CORE)) w->lay[c] = 1;
         if (flags & NM_GRID_CORE) w->core[c] = 1;
-        w->dist[c] = nm_grid_rec_clearance(clr); /* later records overwrite */
+        b->clr[c] = clr; /* later records overwrite */
         w->medial[c] |= (uint8_t)(f->medial & 1u);
         w->stepbits[c] |= f->steps2; /* re-judged bits; step 9 keeps the directions the main bits name */
         uint8_t fb = (uint8_t)((f->seg & 3u) << 4);
@@ -533,6 +552,12 @@ static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_e
             memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
         }
         nm_free(fl);
+        wspan *sp = (wspan *)(void *)slots; /* cells descending: see wtile */
+        for (size_t i = 0; i < nsp / 2; i++) {
+            wspan x = sp[i];
+            sp[i] = sp[nsp - 1 - i];
+            sp[nsp - 1 - i] = x;
+        }
         void *p = nm_realloc(v.own_recs, (nsp ? nsp : 1) * sizeof(wspan));
         t->sp = (wspan *)(p ? p : v.own_recs);
         t->nsp = nsp;
@@ -546,8 +571,8 @@ static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_e
 }
 
 /* 建窗 step 5: records -> raster layers and span vector, band by band (a band: rows over which
- * the same tiles are read). The span columns grow by each band's exact record count: spans never
- * outnumber records, and no column is ever held twice. */
+ * the same tiles are read). The span columns are written row by row, and a fetched tile's spans
+ * leave it as they are read, so no span is held twice for long. */
 static int step5_expand(wbuild *b, wsource *s, nm_error *err)
 {
     nm_window *w = b->w;
@@ -556,12 +581,12 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
     const int64_t wgx0 = b->req->gx0, wgy0 = b->req->gy0;
     w->lay = (uint8_t *)walloc(m, b->cells, 1);
     w->core = (uint8_t *)walloc(m, b->cells, 1);
-    w->dist = (float *)walloc(m, b->cells, sizeof(float));
+    b->clr = (uint16_t *)walloc(m, b->cells, sizeof *b->clr);
     w->medial = (uint8_t *)walloc(m, b->cells, 1);
     w->stepbits = (uint8_t *)walloc(m, b->cells, 1);
     b->fac = (uint8_t *)walloc(m, b->cells, 1);
     size_t *act = (size_t *)walloc(m, s->nt ? s->nt : 1, sizeof *act);
-    if (!w->lay || !w->core || !w->dist || !w->medial || !w->stepbits || !b->fac || !act) {
+    if (!w->lay || !w->core || !b->clr || !w->medial || !w->stepbits || !b->fac || !act) {
         nm_free(act);
         return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu cells)", b->cells);
     }
@@ -606,37 +631,33 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                 break;
             }
         if (rc == NM_OK) rc = fetch_views(b, s, act, na, err);
-        if (rc) break;
-        size_t count = 0;
-        for (int32_t r = j; r < jb; r++)
-            for (size_t k = 0; k < na; k++) {
-                size_t a, e;
-                row_run(&s->t[act[k]], wgx0, wgy0, nx, r, &a, &e);
-                count += e - a;
-            }
-        if ((size_t)ns + count > bound) {
-            rc = nm_fail(err, NM_ERR_CORRUPT, "window step 5: tile %u holds more records than its directory says",
-                         s->t[act[0]].id);
-            break;
-        }
-        count_spans(m, &counted, (size_t)ns + count);
-        for (int32_t r = j; r < jb; r++)
+        for (int32_t r = j; r < jb && rc == NM_OK; r++) {
             for (size_t k = 0; k < na; k++) {
                 wtile *t = &s->t[act[k]];
                 size_t a, e;
                 int64_t delta = row_run(t, wgx0, wgy0, nx, r, &a, &e);
-                if (t->fetched) /* cells expanded at the fetch: the spans in row order */
-                    for (size_t q = a; q < e; q++)
+                if ((size_t)ns + (e - a) > bound) {
+                    rc = nm_fail(err, NM_ERR_CORRUPT,
+                                 "window step 5: tile %u holds more records than its directory says", t->id);
+                    break;
+                }
+                if (t->fetched) { /* cells expanded at the fetch, descending: the row read backwards */
+                    for (size_t q = e; q-- > a;)
                         push_span(w, &ns, (size_t)((int64_t)t->sp[q].cell + delta), t->sp[q].h, t->sp[q].bits,
                                   t->sp[q].scc);
-                else
+                    cut_read_spans(t, a, m);
+                } else {
                     for (size_t q = a; q < e; q++) {
                         size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
                         expand_record(b, &t->v.recs[q], &t->v.fields[q], c,
                                       wgx0 + (int64_t)(c - (size_t)r * (size_t)nx), wgy0 + r, &ns);
                     }
-                t->pos = e;
+                    t->pos = e;
+                }
             }
+            count_spans(m, &counted, ns);
+        }
+        if (rc) break;
         j = jb;
     }
     w->spans.nspans = ns;
@@ -681,11 +702,11 @@ static bool clip_cells(const nm_window *w, double x0, double y0, double x1, doub
     return *i0 <= *i1 && *j0 <= *j1;
 }
 
-static void stamp_nogo(nm_window *w, size_t c)
+static void stamp_nogo(wbuild *b, size_t c)
 {
-    w->core[c] = w->lay[c] = 0;
-    w->dist[c] = 0.0f;
-    w->nogo_cells++;
+    b->w->core[c] = b->w->lay[c] = 0;
+    b->clr[c] = 0; /* clearance 0 */
+    b->w->nogo_cells++;
 }
 
 /* 建窗 step 7: authored no-go polygons (even-odd, cell-centre test). A polygon drawn on a floor
@@ -734,7 +755,7 @@ static int step7_nogo_polys(wbuild *b, nm_error *err)
                     continue;
                 double cx = w->win.x0 + ((double)i + 0.5) * NM_kCS;
                 double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS;
-                if (nm_nogo_poly_contains(pg, cx, cy)) stamp_nogo(w, row + (size_t)i);
+                if (nm_nogo_poly_contains(pg, cx, cy)) stamp_nogo(b, row + (size_t)i);
             }
         }
     }
@@ -761,7 +782,7 @@ static void step8_nogo_discs(wbuild *b)
                 double cx = w->win.x0 + ((double)i + 0.5) * NM_kCS - dc->x;
                 double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS - dc->y;
                 if (cx * cx + cy * cy > dc->r * dc->r) continue;
-                stamp_nogo(w, (size_t)j * (size_t)w->win.nx + (size_t)i);
+                stamp_nogo(b, (size_t)j * (size_t)w->win.nx + (size_t)i);
             }
     }
 }
@@ -923,6 +944,19 @@ static int step12_reach(wbuild *b, nm_error *err)
     return NM_OK;
 }
 
+/* The clearance layer in px (nm_grid_rec_clearance of the stored value: 0 stays 0), made when the
+ * build holds least (the component column gone, the span index not yet built). */
+static int clearance_layer(wbuild *b, nm_error *err)
+{
+    nm_window *w = b->w;
+    w->dist = (float *)walloc(b->m, b->cells, sizeof(float));
+    if (!w->dist) return nm_fail(err, NM_ERR_NOMEM, "window: clearance layer: out of memory (%zu cells)", b->cells);
+    for (size_t c = 0; c < b->cells; c++) w->dist[c] = nm_grid_rec_clearance(b->clr[c]);
+    wrelease(b->m, (void **)&b->clr, b->cells * sizeof *b->clr);
+    w->free_step[NM_WTMP_CLR] = 12;
+    return NM_OK;
+}
+
 /* The span table's index (occupancy bits, ranks, cell starts, face) over the cell-sorted span
  * vector (step 9's index, built once the component column is released so the two are never
  * held together; steps 7-12 find a cell's spans by binary search). */
@@ -1016,13 +1050,15 @@ static int build(const nm_window_request *req, wsource *s, wmem *m, nm_window *w
         goto done;
     step8_nogo_discs(&b);
     if ((rc = step9_steps_facades(&b, err)) || (rc = step10_seed_span(&b, err)) || (rc = step11_links(&b, err)) ||
-        (rc = step12_reach(&b, err)) || (rc = span_index(&b, err)) || (rc = step13_blockers(&b, err)))
+        (rc = step12_reach(&b, err)) || (rc = clearance_layer(&b, err)) || (rc = span_index(&b, err)) ||
+        (rc = step13_blockers(&b, err)))
         goto done;
 done:
     source_free(s, m);
     nm_free(b.walls);
     nm_free(b.fac);
     nm_free(b.facades);
+    nm_free(b.clr);
     return rc;
 }
 

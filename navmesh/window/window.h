@@ -109,7 +109,7 @@ typedef struct nm_window {
     uint32_t reach_comps;    /* components in the reach set after the link closure */
     /* free_step[k]: the build step (1..13 of 建窗) after which temporary k of NM_WTMP_* was
      * released (0 = never held); lets tests check the article's release order. */
-    uint8_t free_step[7];
+    uint8_t free_step[8];
     uint32_t seed_comp;      /* the seed span's component: the reach set is this component's
                                 closure (step 12), whatever span of it seeds the window */
 } nm_window;
@@ -122,7 +122,9 @@ enum {
     NM_WTMP_LH = 3,       /* lh of one row of a banded no-go polygon's box (held only for one) */
     NM_WTMP_BITMAPS = 4,  /* the main step bits and segment bits per cell (one byte) */
     NM_WTMP_SEGSRC = 5,   /* kept walls + facade source lists (merged into segs) */
-    NM_WTMP_SCC = 6       /* the span component column (reach set, step 12) */
+    NM_WTMP_SCC = 6,      /* the span component column (reach set, step 12) */
+    NM_WTMP_CLR = 7       /* the stored clearance, 2 B a cell, until the px layer (dist) is made
+                             after step 12 */
 };
 
 void nm_window_free(nm_window *w); /* frees everything left; NULL-safe; zeroes *w */

@@ -369,6 +369,7 @@ Test(window, temporaries_are_released_in_the_article_order)
     cr_expect_eq(w.free_step[NM_WTMP_BITMAPS], 9);
     cr_expect_eq(w.free_step[NM_WTMP_SEGSRC], 13);
     cr_expect_eq(w.free_step[NM_WTMP_SCC], 12);
+    cr_expect_eq(w.free_step[NM_WTMP_CLR], 12, "the clearance is 2 B a cell until the span index");
     cr_expect_geq(w.peak_bytes, (size_t)(NX * NY * 9), "the build holds 9 B a cell of layers");
     cr_expect_float_eq(w.peak_bytes_per_cell, (double)w.peak_bytes / (NX * NY), 1e-9);
     nm_window_free(&w);
