@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #define READ_CHUNK (4u << 20)
@@ -129,6 +130,10 @@ int nm_file_read(const char *path, size_t max_size, uint8_t **data, size_t *size
     *size = 0;
     if (!path || !*path) return nm_fail(err, NM_ERR_ARG, "no file name");
     if (max_size == 0) max_size = (size_t)1 << 32;
+    /* a directory opens for reading on Linux and sizes as a huge file: name it instead */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return nm_fail(err, NM_ERR_IO, "%s: is a directory, not a file", path);
     errno = 0;
     return nm_path_has_suffix(path, ".gz") ? read_gz(path, max_size, data, size, err)
                                            : read_raw(path, max_size, data, size, err);

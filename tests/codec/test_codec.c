@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "base/base.h"
@@ -480,4 +481,24 @@ Test(alloc, the_hook_fails_the_nth_allocation_and_writers_notice)
     nm_alloc_fail_after(0);
     nm_buf_free(&b);
     cr_assert_null(nm_calloc(SIZE_MAX / 2, 4));
+}
+
+/* A directory opens for reading on Linux and sizes as a huge file: the error names it, raw or
+ * gzip by name (it said "larger than 4294967296 bytes"). */
+Test(file, a_directory_is_named_not_sized)
+{
+    const char *suffix[2] = {"", ".nav.gz"};
+    for (int k = 0; k < 2; k++) {
+        char *p = tmp_path(suffix[k]);
+        cr_assert_eq(mkdir(p, 0700), 0, "%s", p);
+        uint8_t *d = (uint8_t *)"untouched";
+        size_t n = 7;
+        nm_error e;
+        cr_expect_eq(nm_file_read(p, 0, &d, &n, &e), NM_ERR_IO);
+        cr_expect(strstr(e.msg, "is a directory"), "%s", e.msg);
+        cr_expect_null(d);
+        cr_expect_eq(n, 0);
+        rmdir(p);
+        free(p);
+    }
 }
