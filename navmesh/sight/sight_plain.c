@@ -159,10 +159,11 @@ bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, con
         if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
             return true;
         const size_t c = (size_t)cy * (size_t)win->nx + (size_t)cx;
-        if (!mask[c])
+        const unsigned d = r[c]; /* d >= 1: a plain cell, on the mask; the mask is read only off it */
+        if (!d && !mask[c])
             return true;
-        if (r[c] >= 2) {
-            double m = step > 0.0 ? floor(((double)r[c] - 1.0 - 1e-6) / step) : (double)n;
+        if (d >= 2) {
+            double m = step > 0.0 ? floor(((double)d - 1.0 - 1e-6) / step) : (double)n;
             i += m < (double)n ? (int64_t)m : n;
         }
     }
