@@ -91,7 +91,7 @@ double nm_cur_f64(nm_cursor *c)
     return f;
 }
 
-uint64_t nm_cur_varint(nm_cursor *c)
+uint64_t nm_cur_varint_long(nm_cursor *c)
 {
     uint64_t v = 0;
     size_t pos = c->pos;

@@ -40,8 +40,14 @@ int64_t nm_cur_i64(nm_cursor *c);
 float nm_cur_f32(nm_cursor *c);
 double nm_cur_f64(nm_cursor *c);
 /* Unsigned LEB128: 7 bits a byte, low group first, 0x80 = more. More than 10 bytes or a value
- * needing a shift past 63 bits is corrupt (sets bad). */
-uint64_t nm_cur_varint(nm_cursor *c);
+ * needing a shift past 63 bits is corrupt (sets bad). The one-byte case (most values of the
+ * packs' streams) inline, the rest out of line. */
+uint64_t nm_cur_varint_long(nm_cursor *c);
+static inline uint64_t nm_cur_varint(nm_cursor *c)
+{
+    if (!c->bad && c->pos < c->size && c->p[c->pos] < 0x80) return c->p[c->pos++];
+    return nm_cur_varint_long(c);
+}
 /* A varint that must fit in 32 bits (bad otherwise). */
 uint32_t nm_cur_varint32(nm_cursor *c);
 
