@@ -82,26 +82,19 @@ size_t nm_alloc_fail_after(size_t n)
     return was;
 }
 
-void nm_want_huge_pages(void *p, size_t bytes)
+/* Blocks of at least NM_HUGE_BLOCK_MIN bytes are fresh mappings (glibc's mmap threshold is at most
+ * 32 MB) read and written over most of their length: on 4 KB pages each costs a fault per page,
+ * and where the machine is virtualised those faults are a fifth of a plan's time. Their 2 MB-aligned
+ * interior is advised for transparent huge pages; a refusal changes nothing. */
+static void *large_block(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     const uintptr_t huge = (uintptr_t)2 << 20;
     const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (p && b > a)
+    const uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
+    if (p && n >= NM_HUGE_BLOCK_MIN && b > a)
         (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
 #endif
-}
-
-/* Blocks this large are fresh mappings (glibc's mmap threshold is at most 32 MB) read and written
- * over most of their length: on 4 KB pages each costs a fault per page, and where the machine is
- * virtualised those faults are a fifth of a plan's time. */
-static void *large_block(void *p, size_t n)
-{
-    if (n >= NM_HUGE_BLOCK_MIN) nm_want_huge_pages(p, n);
     return p;
 }
 

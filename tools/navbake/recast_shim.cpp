@@ -69,6 +69,21 @@ bool plan_weights(const float *a, const float *b, const float *c, double x, doub
     return true;
 }
 
+// Height h of input triangle t at (x, z), when (x, z) lies over it in plan (within 1e-6 of its
+// barycentric range).
+bool height_over(const float *in_verts, const int *tris, int t, double x, double z, double *h)
+{
+    const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
+                *c = in_verts + 3 * (size_t)tris[3 * t + 2];
+    double l1, l2;
+    if (!plan_weights(a, b, c, x, z, &l1, &l2)) return false;
+    double l3 = 1.0 - l1 - l2;
+    const double eps = -1e-6;
+    if (l1 < eps || l2 < eps || l3 < eps) return false;
+    *h = l1 * a[1] + l2 * b[1] + l3 * c[1];
+    return true;
+}
+
 // Height of triangle t's surface at its point q nearest to p in plan (on its edges), when q is
 // within cs of p, p is not over t, and t is a separate surface from `under`, the triangle under p
 // the snap chose: no corner in common with it, and t's height at q off under's plane extended by
@@ -126,14 +141,8 @@ bool surface_at(const float *in_verts, const int *tris, const uint32_t *list, ui
                 double z, double h)
 {
     for (uint32_t k = lo; k < hi; k++) {
-        const int t = (int)list[k];
-        const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
-                    *c = in_verts + 3 * (size_t)tris[3 * t + 2];
-        double l1, l2;
-        if (!plan_weights(a, b, c, x, z, &l1, &l2)) continue;
-        double l3 = 1.0 - l1 - l2;
-        if (l1 < -1e-6 || l2 < -1e-6 || l3 < -1e-6) continue;
-        if (std::fabs(l1 * a[1] + l2 * b[1] + l3 * c[1] - h) <= kSeparate) return true;
+        double ht;
+        if (height_over(in_verts, tris, (int)list[k], x, z, &ht) && std::fabs(ht - h) <= kSeparate) return true;
     }
     return false;
 }
@@ -209,14 +218,8 @@ bool snap_heights(const float *in_verts, const int *tris, const unsigned char *a
         int under = -1; // the triangle that won under the point
         for (uint32_t k = lo; k < hi; k++) {
             int t = (int)list[k];
-            const float *a = in_verts + 3 * (size_t)tris[3 * t], *b = in_verts + 3 * (size_t)tris[3 * t + 1],
-                        *c = in_verts + 3 * (size_t)tris[3 * t + 2];
-            double l1, l2;
-            if (!plan_weights(a, b, c, p[0], p[2], &l1, &l2)) continue;
-            double l3 = 1.0 - l1 - l2;
-            const double eps = -1e-6;
-            if (l1 < eps || l2 < eps || l3 < eps) continue;
-            double h = l1 * a[1] + l2 * b[1] + l3 * c[1];
+            double h;
+            if (!height_over(in_verts, tris, t, p[0], p[2], &h)) continue;
             if (h < (double)p[1] - climb - ch || h > (double)p[1] + ch) continue;
             double d = std::fabs(h - want);
             if (d < best) {
