@@ -453,10 +453,13 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
         }
         ls[h.kmax] = acc;
     }
-    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards) */
+    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards);
+     * cells ascend, so each column is the cell less its row's start (no division a cell) */
+    uint32_t row0 = 0;
     for (uint32_t i = 0; i < h.ncell; i++) {
         uint32_t k = s->first[i + 1] - s->first[i];
-        uint32_t x = (uint32_t)(s->cells[i] % e->nx);
+        while ((uint32_t)s->cells[i] - row0 >= (uint32_t)e->nx) row0 += (uint32_t)e->nx;
+        uint32_t x = (uint32_t)s->cells[i] - row0;
         for (uint32_t l = 0; l < k; l++) {
             uint32_t at = ls[l]++;
             s->lrec[at] = s->first[i] + l;

@@ -141,3 +141,31 @@ Test(navhost, target_deck_legs_end_on_the_deck_or_fail_with_its_code)
     cr_expect_str_eq(lc->valuestring, "target_deck_unreachable");
     cJSON_Delete(o);
 }
+
+/* navhost tells on stderr how many plans it made and the plugin's own time for them (the figure
+ * the demo route's speed target is read from): one plan a NAVMESH leg here, no retry. */
+Test(navhost, stderr_counts_the_plans_and_their_time)
+{
+    const char *route = "[{\"action\": \"ZONE\", \"zone_id\": \"demo\"}, [60, 90],"
+                        " {\"action\": \"NAVMESH\", \"target\": [97, 37]},"
+                        " {\"action\": \"NAVMESH\", \"target\": [130, 90]}]";
+    char path[] = "/tmp/nm_navhost_route_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, route, strlen(route)), (ssize_t)strlen(route));
+    close(fd);
+    char cmd[4096], *text = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' --pack '%s' --route '%s' 2>&1 >/dev/null", getenv("NM_NAVHOST"),
+             pt_demo_pack(), path);
+    int rc = pt_run(cmd, &text);
+    unlink(path);
+    cr_assert_eq(rc, 0, "navhost: %s", text);
+    unsigned plans = 0;
+    double ms = -1;
+    const char *line = strstr(text, "navhost: ");
+    cr_assert(line && sscanf(line, "navhost: %u plan calls, %lf ms planning", &plans, &ms) == 2,
+              "stderr: %s", text);
+    cr_expect_eq(plans, 2);
+    cr_expect(ms > 0);
+    free(text);
+}

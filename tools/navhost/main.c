@@ -41,6 +41,8 @@ typedef struct host {
     int crop;                   /* nm_leg_crop of the overlays */
     cJSON *route, *legs;
     char code[64], message[1024];
+    unsigned plans;             /* plan calls made, and the plugin's own time for them */
+    double plan_ms;
 } host;
 
 static char *read_text(const char *path)
@@ -86,6 +88,9 @@ static int open_zone(host *h, const char *zone)
     snprintf(h->zone, sizeof h->zone, "%s", zone);
     h->engine = h->api->open(h->pack_path, zone, h->nogo);
     if (!h->engine) return fail(h, "navmesh_load_failed", "%s", h->api->last_error());
+    /* the zone's cleaned mesh and sidecar data built at load, as the reference host does, not in
+     * the first leg's plan; a failure here is the first plan's failure too and is reported there */
+    (void)h->api->warm(h->engine);
     nm_pack_load_opts lo = {0};
     lo.zone = zone;
     nm_error err = {0};
@@ -175,6 +180,8 @@ static int expand_leg(host *h, size_t idx, const nm_rt_entry *e, double *px, dou
         nm_plugin_result *r = NULL;
         if (h->api->plan(h->engine, &q, &r) != NM_PLUGIN_OK)
             return fail(h, "route_unreachable", "%s", h->api->last_error());
+        h->plans++;
+        h->plan_ms += r->ms_total;
         draw(h, r, &q, idx, attempt, leg);
         cJSON_AddBoolToObject(leg, attempt ? "ok_retry" : "ok", r->ok);
         if (r->ok) {
@@ -311,6 +318,8 @@ int main(int argc, char **argv)
     cJSON_free(s);
     cJSON_Delete(out);
     if (rc) fprintf(stderr, "navhost: %s: %s\n", h.code, h.message);
+    /* the legs' own planning time (the plugin's figure; overlays and the pack's open excluded) */
+    fprintf(stderr, "navhost: %u plan calls, %.0f ms planning\n", h.plans, h.plan_ms);
     nm_route_file_free(&f);
     close_zone(&h);
     dlclose(so);
