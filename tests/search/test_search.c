@@ -1446,3 +1446,52 @@ Test(search, a_heap_entry_s_four_children_share_one_cache_line)
         nm_search_heap_free(&h);
     }
 }
+
+/* The search state's cell records and walk mask are built in chunks on several threads: on a
+ * window of two chunks and more, with one, two or three threads, every cell's record holds the
+ * cell's own spans (first, count, first height), its walk bit is core ∧ lay, and the records are
+ * byte for byte the same whatever the count. (It fails when a chunk starts from a wrong occupied
+ * index, or a cell is left out between chunks.) */
+Test(search, cell_records_do_not_depend_on_the_thread_count)
+{
+    enum { NX = 701, NY = 600 }; /* 420 600 cells: two chunks of 4096 words, and a rest */
+    static const char k_ch[4] = {'#', '.', 'B', '3'};
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    char **rows = malloc(NY * sizeof *rows);
+    for (int j = 0; j < NY; j++) {
+        rows[j] = malloc(NX + 1);
+        for (int i = 0; i < NX; i++)
+            rows[j][i] = k_ch[(xs_next(&x) >> 20) % 4];
+        rows[j][NX] = 0;
+    }
+    nm_window w;
+    cr_assert_eq(fx_build(&w, (const char *const *)rows, NY, false), NM_OK);
+    for (int c = 0; c < NX * NY; c++) /* lay differs from core here and there */
+        if ((xs_next(&x) >> 30) % 7 == 0)
+            w.lay[c] = 0;
+    random_core_links(&w, &x, 16, 12, NX, NY, 0, 5.0);
+    nm_sctx one;
+    nm_error err = {0};
+    cr_assert_eq(nm_search_ctx_init_on(&one, &w, 1, &err), NM_OK, "%s", err.msg);
+    for (uint32_t c = 0; c < (uint32_t)(NX * NY); c++) {
+        uint32_t f, n = nm_span_cell_spans(&w.spans, c, &f);
+        cr_assert_eq(one.walk[c], (uint8_t)(w.core[c] && w.lay[c]), "cell %u", c);
+        cr_assert_eq(one.cell[c].n, n, "cell %u", c);
+        if (n) {
+            cr_assert_eq(one.cell[c].first, f, "cell %u", c);
+            cr_assert_eq(one.cell[c].h0, w.spans.sp_h[f], "cell %u", c);
+        }
+    }
+    for (int workers = 2; workers <= 3; workers++) {
+        nm_sctx s;
+        cr_assert_eq(nm_search_ctx_init_on(&s, &w, workers, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(memcmp(s.cell, one.cell, (size_t)NX * NY * sizeof *s.cell), 0, "%d threads", workers);
+        cr_assert_eq(memcmp(s.walk, one.walk, (size_t)NX * NY), 0, "%d threads", workers);
+        nm_search_ctx_free(&s);
+    }
+    nm_search_ctx_free(&one);
+    fx_free(&w);
+    for (int j = 0; j < NY; j++)
+        free(rows[j]);
+    free(rows);
+}
