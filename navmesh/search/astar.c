@@ -192,42 +192,27 @@ static void work_free(nm_sctx *s)
     nm_search_heap_free(&s->heap);
 }
 
-/* SpanAstar's cell records and the walk mask (掩膜: walk = core ∧ lay) from the window's arrays
- * (the link CSR already built), in chunks of rows of 64-cell words: a chunk's first occupied
- * index is occ_rank of its first word, so chunks are independent and the records do not depend on
- * the thread count. A cell holding more spans than a record counts fails its chunk. */
-enum { CELL_CHUNK_WORDS = 4096 }; /* 256 K cells a chunk */
-typedef struct cells_job {
-    nm_sctx *s;
-    uint32_t chunks;
-} cells_job;
-
-static int build_cells_chunk(void *ctx, size_t chunk)
+/* SpanAstar's cell records from the window's arrays (walk and the link CSR already built); false
+ * when a cell holds more spans than the record counts. */
+static bool build_cells(nm_sctx *s)
 {
-    const cells_job *j = ctx;
-    nm_sctx *const s = j->s;
     /* the arrays in locals: the record's byte stores could alias them otherwise */
     const nm_window *w = s->w;
     const uint64_t *const occ = s->t->occ_bits;
     const uint32_t *const cs = s->t->cs, *const lk_off = s->lk_off;
     const float *const sp_h = s->t->sp_h, *const dist = w->dist;
-    const uint8_t *const core = w->core, *const lay = w->lay, *const step = w->stepbits,
+    const uint8_t *const core = w->core, *const walk = s->walk, *const step = w->stepbits,
                   *const sp_bits = w->sp_bits;
-    uint8_t *const walk = s->walk;
     nm_scell *const cell = s->cell;
-    const uint64_t c0 = (uint64_t)chunk * CELL_CHUNK_WORDS * 64;
-    const uint64_t c1 = c0 + (uint64_t)CELL_CHUNK_WORDS * 64 < s->ncell ? c0 + (uint64_t)CELL_CHUNK_WORDS * 64
-                                                                         : s->ncell;
-    uint32_t o = s->t->occ_rank[c0 >> 6]; /* occupied cells before c: counted in passing */
-    for (uint32_t c = (uint32_t)c0; c < c1; c++) {
-        walk[c] = (uint8_t)(core[c] && lay[c]);
+    uint32_t o = 0; /* occupied cells before c: nm_span_cell_spans's index, counted in passing */
+    for (uint32_t c = 0; c < s->ncell; c++) {
         nm_scell r = {0, 0.0F, dist ? dist[c] : 0.0F, 0, 0, step[c]};
         r.bits = (uint8_t)((walk[c] ? NM_SC_WALK : 0) | (core[c] ? NM_SC_CORE : 0));
         if ((occ[c >> 6] >> (c & 63)) & 1u) {
             const uint32_t f = cs[o], n = cs[o + 1] - f;
             o++;
             if (n > UINT16_MAX)
-                return NM_ERR_ARG;
+                return false;
             r.first = f;
             r.n = (uint16_t)n;
             r.h0 = sp_h[f];
@@ -236,22 +221,10 @@ static int build_cells_chunk(void *ctx, size_t chunk)
         }
         cell[c] = r;
     }
-    return NM_OK;
-}
-
-static bool build_cells(nm_sctx *s, int workers)
-{
-    const uint64_t words = ((uint64_t)s->ncell + 63) / 64;
-    cells_job j = {s, (uint32_t)((words + CELL_CHUNK_WORDS - 1) / CELL_CHUNK_WORDS)};
-    return nm_parallel_chunks(j.chunks, nm_workers_for(s->ncell, workers), build_cells_chunk, &j) == NM_OK;
+    return true;
 }
 
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err)
-{
-    return nm_search_ctx_init_on(s, w, 1, err);
-}
-
-int nm_search_ctx_init_on(nm_sctx *s, const nm_window *w, int workers, nm_error *err)
 {
     memset(s, 0, sizeof *s);
     if (!w || !w->core || !w->lay || !w->stepbits || !w->sp_bits || w->win.nx <= 0 ||
@@ -282,6 +255,8 @@ int nm_search_ctx_init_on(nm_sctx *s, const nm_window *w, int workers, nm_error 
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
+    for (uint32_t c = 0; c < s->ncell; c++) /* 掩膜: walk = core ∧ lay */
+        s->walk[c] = (uint8_t)(w->core[c] && w->lay[c]);
     /* links: CSR by from_span (counting sort keeps link order inside a span) */
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
@@ -308,7 +283,7 @@ int nm_search_ctx_init_on(nm_sctx *s, const nm_window *w, int workers, nm_error 
         }
         s->lk_bycell[i] = x;
     }
-    if (!build_cells(s, workers)) {
+    if (!build_cells(s)) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
     }

@@ -1056,7 +1056,7 @@ static int run(leg *L, nm_error *err)
 
 /* The search state for window w: the one an earlier search on w handed back (its arrays depend on
  * the window alone, and SpanAstar resets the nodes it touched when it starts), else a new one. */
-static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, int workers, nm_error *err)
+static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_error *err)
 {
     if (kept && kept->nx == (uint32_t)w->win.nx && kept->ny == (uint32_t)w->win.ny &&
         kept->nspans == w->spans.nspans) {
@@ -1067,7 +1067,7 @@ static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, int 
         return NM_OK;
     }
     nm_search_state_free(kept);
-    return nm_search_ctx_init_on(s, w, workers, err);
+    return nm_search_ctx_init(s, w, err);
 }
 
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
@@ -1094,7 +1094,7 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     L.req = req;
     L.out = out;
     L.t0 = now_ms();
-    int rc = take_state(&L.s, w, req->state, req->workers, err);
+    int rc = take_state(&L.s, w, req->state, err);
     if (rc)
         return rc;
     rc = run(&L, err);

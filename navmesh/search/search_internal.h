@@ -119,9 +119,6 @@ typedef struct nm_sctx {
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
 
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
-/* The same with the cell records built on up to `workers` threads (0: the machine's cores); the
- * state does not depend on the count. */
-int nm_search_ctx_init_on(nm_sctx *s, const nm_window *w, int workers, nm_error *err);
 /* A second context on the same window for a search on another thread: its own node records,
  * closed bits, heap and flood arrays; walk and the link tables are s's (read only, s outlives
  * it). */
