@@ -385,18 +385,6 @@ int main(int argc, char **argv)
 
     nm_route_engine e;
     nm_route_engine_open(&e, &pack, pack_path, nogo, workers, &err); /* errors show per leg */
-    {
-        /* the zone's cleaned mesh and sidecar data built first, as a host does when it loads the
-         * zone (navhost, the reference host): leg 0 is then a plan like the others */
-        struct timespec w0, w1;
-        nm_error werr = {0};
-        clock_gettime(CLOCK_MONOTONIC, &w0);
-        const int wrc = nm_route_warm(&e, zone, &werr);
-        clock_gettime(CLOCK_MONOTONIC, &w1);
-        fprintf(stderr, "navbench: zone %s warmed in %.0f ms%s%s\n", zone,
-                (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) * 1e-6,
-                wrc ? ": " : "", wrc ? werr.msg : "");
-    }
     double *st[ST_N];
     for (int k = 0; k < ST_N; k++) st[k] = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
     size_t nok = 0;
