@@ -12,14 +12,20 @@
 
 #include "plugin_testlib.h"
 
-/* Runs navhost on a route text; returns the exit status and the parsed output. */
-static int navhost(const char *route_text, const char *extra, cJSON **out)
+/* Writes a route text to a new temporary file named in path (a mkstemp template). */
+static void route_file(const char *route_text, char *path)
 {
-    char path[] = "/tmp/nm_navhost_route_XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     cr_assert_eq(write(fd, route_text, strlen(route_text)), (ssize_t)strlen(route_text));
     close(fd);
+}
+
+/* Runs navhost on a route text; returns the exit status and the parsed output. */
+static int navhost(const char *route_text, const char *extra, cJSON **out)
+{
+    char path[] = "/tmp/nm_navhost_route_XXXXXX";
+    route_file(route_text, path);
     char cmd[4096], *text = NULL;
     snprintf(cmd, sizeof cmd, "'%s' --pack '%s' --route '%s' %s 2>/dev/null", getenv("NM_NAVHOST"), pt_demo_pack(),
              path, extra ? extra : "");
@@ -150,10 +156,7 @@ Test(navhost, stderr_counts_the_plans_and_their_time)
                         " {\"action\": \"NAVMESH\", \"target\": [97, 37]},"
                         " {\"action\": \"NAVMESH\", \"target\": [130, 90]}]";
     char path[] = "/tmp/nm_navhost_route_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, route, strlen(route)), (ssize_t)strlen(route));
-    close(fd);
+    route_file(route, path);
     char cmd[4096], *text = NULL;
     snprintf(cmd, sizeof cmd, "'%s' --pack '%s' --route '%s' 2>&1 >/dev/null", getenv("NM_NAVHOST"),
              pt_demo_pack(), path);
