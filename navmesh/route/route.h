@@ -215,6 +215,10 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
  * every such tile. */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
+/* Every region's box at once from views of every tile of the zone (views[t] of tile t, all
+ * holding their records): out[rid] for rid 0 .. global_regions, empty for a region with no cell.
+ * The same boxes as nm_region_bbox. */
+void nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)
@@ -480,7 +484,9 @@ void nm_route_result_free(nm_route_result *r);
 int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
                   nm_error *err);
 
-/* warm: builds the zone entry (ZoneClean, sidecar zone data) ahead of the first plan. */
+/* warm: builds the zone entry (ZoneClean, sidecar zone data) ahead of the first plan; a zone
+ * whose decoded tiles fit the tile cache has them all decoded into it (with the sidecar columns)
+ * and every region's box kept. Only the zone entry's errors fail it. */
 int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err);
 
 /* regionsNear: for each point (x, y px), the sorted unique regions of every non-Fill record whose

@@ -222,6 +222,22 @@ static nm_route_zone_entry *zone_entry(nm_route_engine *e, const char *zone, int
     return z;
 }
 
+/* Out of memory only means the box is not kept (the value is still right). */
+static void keep_bbox(nm_route_zone_entry *z, uint32_t rid, const nm_cell_rect *box)
+{
+    if (z->nbbox == z->bbox_cap) {
+        uint32_t nc = z->bbox_cap ? 2 * z->bbox_cap : 8;
+        uint32_t *nr = (uint32_t *)nm_realloc(z->bbox_rid, nc * sizeof *nr);
+        if (nr) z->bbox_rid = nr;
+        nm_cell_rect *nb = (nm_cell_rect *)nm_realloc(z->bbox, nc * sizeof *nb);
+        if (nb) z->bbox = nb;
+        if (!nr || !nb) return;
+        z->bbox_cap = nc;
+    }
+    z->bbox_rid[z->nbbox] = rid;
+    z->bbox[z->nbbox++] = *box;
+}
+
 static int cached_bbox(nm_route_engine *e, nm_route_zone_entry *z, uint32_t rid, nm_cell_rect *out,
                        nm_error *err)
 {
@@ -232,17 +248,7 @@ static int cached_bbox(nm_route_engine *e, nm_route_zone_entry *z, uint32_t rid,
         }
     int rc = nm_region_bbox(&e->grid, (uint32_t)z->bgrd_zone, rid, out, err);
     if (rc) return rc;
-    if (z->nbbox == z->bbox_cap) {
-        uint32_t nc = z->bbox_cap ? 2 * z->bbox_cap : 8;
-        uint32_t *nr = (uint32_t *)nm_realloc(z->bbox_rid, nc * sizeof *nr);
-        if (nr) z->bbox_rid = nr;
-        nm_cell_rect *nb = (nm_cell_rect *)nm_realloc(z->bbox, nc * sizeof *nb);
-        if (nb) z->bbox = nb;
-        if (!nr || !nb) return NM_OK; /* not cached; the value is still right */
-        z->bbox_cap = nc;
-    }
-    z->bbox_rid[z->nbbox] = rid;
-    z->bbox[z->nbbox++] = *out;
+    keep_bbox(z, rid, out);
     return NM_OK;
 }
 
@@ -1787,6 +1793,48 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
     return rc;
 }
 
+/* warm's second part: a zone whose decoded tiles all fit the tile cache has them decoded now,
+ * with its sidecar columns as the windows read them, and every region's bounding box taken from
+ * them: the host loads a zone once and plans many legs on it, and otherwise each plan in a new
+ * part of the zone paid its first decodes (a third of the demo route's planning time). A zone
+ * too large for the cache is left to the plans, which keep what they decode. Nothing here can
+ * fail warm: a tile that does not decode (or no memory) leaves the cache as it was, and the plan
+ * that reads the tile reports it. */
+static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
+{
+    const nm_bgrd_zone *gz = &e->grid.zones[z->bgrd_zone];
+    const size_t budget = e->tiles.budget ? e->tiles.budget : NM_BGRD_CACHE_BYTES;
+    size_t need = 0;
+    for (uint32_t t = 0; t < gz->tile_count; t++)
+        need += (size_t)gz->tiles[t].records * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
+    if (!e->has_fields || need > budget - (e->tiles.bytes < budget ? e->tiles.bytes : budget))
+        return;
+    uint32_t *ids = (uint32_t *)nm_malloc(((size_t)gz->tile_count + 1) * sizeof *ids);
+    nm_bgrd_tile_view *views = (nm_bgrd_tile_view *)nm_calloc((size_t)gz->tile_count + 1, sizeof *views);
+    nm_cell_rect *box = (nm_cell_rect *)nm_malloc(((size_t)gz->global_regions + 1) * sizeof *box);
+    nm_error err;
+    int rc = ids && views && box ? NM_OK : NM_ERR_NOMEM;
+    for (uint32_t t = 0; rc == NM_OK && t < gz->tile_count; t++) ids[t] = t;
+    if (rc == NM_OK)
+        rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)z->bgrd_zone, ids, gz->tile_count, &e->fields, &e->tiles,
+                                e->workers, &e->decode, views, &err);
+    bool all = rc == NM_OK;
+    for (uint32_t t = 0; all && t < gz->tile_count; t++) all = !gz->tiles[t].records || views[t].recs;
+    if (all) { /* the boxes not kept yet (a plan may have kept some) */
+        nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, box);
+        for (uint32_t r = 0; r <= gz->global_regions; r++) {
+            bool kept = false;
+            for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == r;
+            if (!kept && !nm_cell_rect_empty(&box[r])) keep_bbox(z, r, &box[r]);
+        }
+    }
+    for (uint32_t t = 0; views && t < gz->tile_count; t++) nm_bgrd_tile_view_free(&views[t]);
+    nm_bgrd_out_free(&e->decode);
+    nm_free(ids);
+    nm_free(views);
+    nm_free(box);
+}
+
 int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err)
 {
     if (e->status) return nm_fail(err, e->status, "%.400s", e->err.msg);
@@ -1796,6 +1844,7 @@ int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err)
     if (!z) return nm_fail(err, NM_ERR_NOMEM, "warm: out of memory");
     if (z->zc_rc) return nm_fail(err, z->zc_rc, "%.400s", z->zc_err.msg);
     if (z->fz_rc) return nm_fail(err, z->fz_rc, "%.400s", z->fz_err.msg);
+    warm_tiles(e, z);
     return NM_OK;
 }
 

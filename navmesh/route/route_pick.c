@@ -334,3 +334,20 @@ int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *
     nm_bgrd_scratch_free(&s);
     return rc;
 }
+
+void nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out)
+{
+    const nm_bgrd_zone *z = &g->zones[zone];
+    for (uint32_t r = 0; r <= z->global_regions; r++) out[r] = (nm_cell_rect){0, 0, -1, -1};
+    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        const nm_grid_rec *rec = views[ti].recs;
+        for (size_t k = 0; rec && k < views[ti].n; k++) {
+            const int64_t lx = rec[k].cell % t->nx, ly = rec[k].cell / t->nx;
+            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1 || rec[k].rid > z->global_regions)
+                continue; /* apron */
+            bool any = !nm_cell_rect_empty(&out[rec[k].rid]);
+            bbox_add(&out[rec[k].rid], &any, t->gx0 + lx, t->gy0 + ly);
+        }
+    }
+}

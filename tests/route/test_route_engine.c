@@ -476,6 +476,57 @@ Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
     nm_route_engine_close(&e);
 }
 
+/* warm decodes a zone that fits the tile cache whole, sidecar columns and all, and keeps every
+ * region's box: the plans after it decode no tile and plan exactly as on an engine that was not
+ * warmed. A zone larger than the cache is left alone. It fails when warm skips the tiles, decodes
+ * them without the fields the windows read, or keeps a box that differs from nm_region_bbox. */
+Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
+{
+    nm_route_engine e, f, small;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_engine_open(&f, &g_pack, g_pack_path, NULL, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_warm(&e, "t", &err), NM_OK, "%s", err.msg);
+    const int bz = nm_bgrd_find_zone(&e.grid, "t");
+    cr_assert_geq(bz, 0);
+    const nm_bgrd_zone *gz = &e.grid.zones[bz];
+    size_t recs = 0;
+    for (uint32_t t = 0; t < gz->tile_count; t++) recs += gz->tiles[t].records;
+    cr_expect_eq(e.tiles.bytes, recs * (sizeof(nm_grid_rec) + sizeof(nm_span_fields)), "every tile, with fields");
+    const nm_route_zone_entry *z = NULL;
+    for (int i = 0; i < NM_ROUTE_ZONE_CACHE; i++)
+        if (e.cache[i].valid) z = &e.cache[i];
+    cr_assert_not_null(z);
+    cr_expect_gt(z->nbbox, 1, "the floor's, the deck's and the platform's boxes");
+    for (uint32_t i = 0; i < z->nbbox; i++) {
+        nm_cell_rect want;
+        cr_assert_eq(nm_region_bbox(&e.grid, (uint32_t)bz, z->bbox_rid[i], &want, &err), NM_OK, "%s", err.msg);
+        cr_expect(nm_cell_rect_equal(&want, &z->bbox[i]), "region %u", z->bbox_rid[i]);
+    }
+    const uint64_t misses = e.tiles.misses;
+    nm_route_request legs[3] = {nm_route_request_defaults("t", 5, 5, 30, 20),
+                                nm_route_request_defaults("t", 35, 25, 12, 4),
+                                nm_route_request_defaults("t", 20, 10, 39, 29)};
+    for (int k = 0; k < 3; k++) {
+        nm_route_result r, want;
+        cr_assert_eq(nm_route_plan(&e, &legs[k], &r, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_route_plan(&f, &legs[k], &want, &err), NM_OK, "%s", err.msg);
+        expect_same_plan(&want, &r, "warmed engine");
+        nm_route_result_free(&want);
+        nm_route_result_free(&r);
+    }
+    cr_expect_eq(e.tiles.misses, misses, "the plans decoded no tile");
+    cr_expect_gt(f.tiles.misses, 0, "an engine not warmed decodes its tiles in its plans");
+
+    cr_assert_eq(nm_route_engine_open(&small, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    small.tiles.budget = recs * sizeof(nm_grid_rec); /* the records fit, not their fields */
+    cr_assert_eq(nm_route_warm(&small, "t", &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(small.tiles.bytes, 0, "a zone larger than the cache is left to the plans");
+    nm_route_engine_close(&small);
+    nm_route_engine_close(&f);
+    nm_route_engine_close(&e);
+}
+
 /* Two windows of the same request, layer by layer. */
 static void expect_same_window(const nm_window *a, const nm_window *b)
 {
