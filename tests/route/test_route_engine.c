@@ -527,6 +527,41 @@ Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
     nm_route_engine_close(&e);
 }
 
+/* A tile that does not decode fails nothing at warm: the cache stays as it was and the plan that
+ * reads the tile reports it (check 9). It fails when warm returns the decode error or keeps part
+ * of a failed decode. */
+Test(engine, warm_leaves_a_tile_that_does_not_decode_to_the_plans)
+{
+    nm_route_engine e;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 2, &err), NM_OK, "%s", err.msg);
+    const int bz = nm_bgrd_find_zone(&e.grid, "t");
+    cr_assert_geq(bz, 0);
+    const nm_bgrd_zone *gz = &e.grid.zones[bz];
+    uint32_t big = 0;
+    for (uint32_t t = 1; t < gz->tile_count; t++)
+        if (gz->tiles[t].records > gz->tiles[big].records) big = t;
+    const nm_bgrd_tile *bt = &gz->tiles[big];
+    cr_assert_gt(bt->records, 0);
+    /* the tile's streams after its first bytes: every varint runs on (this test's fork only) */
+    memset((uint8_t *)e.grid.bytes + bt->offset + bt->len / 2, 0xFF, bt->len - bt->len / 2);
+    nm_bgrd_scratch sc = {0};
+    nm_grid_rec *buf = calloc(bt->records, sizeof *buf);
+    cr_assert_neq(nm_bgrd_decode_tile(&e.grid, (uint32_t)bz, big, &sc, buf, &err), NM_OK, "the tile is broken");
+    free(buf);
+    nm_bgrd_scratch_free(&sc);
+    cr_expect_eq(nm_route_warm(&e, "t", &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(e.tiles.bytes, 0, "a failed decode keeps nothing");
+    const double cx = (bt->gx0 + (bt->px0 + bt->px1) / 2.0) * NM_kCS, cy = (bt->gy0 + (bt->py0 + bt->py1) / 2.0) * NM_kCS;
+    nm_route_request q = nm_route_request_defaults("t", cx, cy, 20, 12);
+    nm_route_result r;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_expect_not(r.ok);
+    cr_expect_eq(r.code, NM_ROUTE_GRID_DECODE, "code %d: %s", r.code, r.error);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&e);
+}
+
 /* Two windows of the same request, layer by layer. */
 static void expect_same_window(const nm_window *a, const nm_window *b)
 {
