@@ -82,10 +82,13 @@ size_t nm_alloc_fail_after(size_t n)
     return was;
 }
 
-/* Blocks of at least NM_HUGE_BLOCK_MIN bytes are fresh mappings (glibc's mmap threshold is at most
- * 32 MB) read and written over most of their length: on 4 KB pages each costs a fault per page,
- * and where the machine is virtualised those faults are a fifth of a plan's time. Their 2 MB-aligned
- * interior is advised for transparent huge pages; a refusal changes nothing. */
+/* Blocks of NM_HUGE_BLOCK_MIN bytes or more (window layers, decoded tiles, search records) are read
+ * and written over most of their length soon after they are allocated: on 4 KB pages each page
+ * costs a fault, and where the machine is virtualised those faults were a fifth of a plan's time.
+ * Their 2 MB-aligned interior is advised for transparent huge pages, whether glibc mapped the block
+ * apart or took it from its heap; a refusal changes nothing. 2 MB rather than 4: the blocks of 2 to
+ * 4 MB (a tile's records, the masks of a small window) made plans 2-3 % faster on both benchmark
+ * worlds, same peak (tools/navbench/README.md, twelfth session). */
 static void *large_block(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -55,8 +55,8 @@ void *nm_calloc(size_t count, size_t size); /* overflow-checked */
 void *nm_realloc(void *p, size_t n);
 void nm_free(void *p);
 /* Blocks of at least NM_HUGE_BLOCK_MIN bytes from the calls above are advised for transparent
- * huge pages (their 2 MB-aligned interior; a refusal changes nothing). */
-enum { NM_HUGE_BLOCK_MIN = 4 << 20 };
+ * huge pages (their 2 MB-aligned interior, when they hold one; a refusal changes nothing). */
+enum { NM_HUGE_BLOCK_MIN = 2 << 20 };
 /* Overflow-checked count * size; returns false on overflow. */
 bool nm_mul_ok(size_t a, size_t b, size_t *out);
 /* Test hook: fail the n-th allocation from now (n >= 1), 0 = never. Returns allocations counted

@@ -1,6 +1,8 @@
 /* test_codec.c — the shared encodings: cursor bounds, varints, zigzag, FNV-1a, zlib streams,
  * gzip / raw files, the worker pool and the error record. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,6 +483,48 @@ Test(alloc, the_hook_fails_the_nth_allocation_and_writers_notice)
     nm_alloc_fail_after(0);
     nm_buf_free(&b);
     cr_assert_null(nm_calloc(SIZE_MAX / 2, 4));
+}
+
+/* The VmFlags line of the mapping holding address a, from /proc/self/smaps; false when not found. */
+static bool vm_flags_of(uintptr_t a, char *flags, size_t cap)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return false;
+    char line[512];
+    bool in = false, found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = a >= lo && a < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(flags, cap, "%.200s", line + 8);
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+Test(alloc, a_block_holding_a_2mb_page_is_advised_for_huge_pages)
+{
+    /* 4 MB less a byte always holds a 2 MB-aligned page, and is under the old 4 MB threshold:
+     * such blocks (a tile's records, a small window's masks) are advised too */
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0)
+        cr_skip_test("no transparent huge pages on this kernel");
+    const size_t n = ((size_t)4 << 20) - 1;
+    cr_assert_geq(n, (size_t)NM_HUGE_BLOCK_MIN);
+    unsigned char *p = nm_malloc(n);
+    cr_assert_not_null(p);
+    const uintptr_t huge = (uintptr_t)2 << 20, a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    cr_assert_leq(a + huge, (uintptr_t)p + n);
+    char flags[256] = "";
+    if (!vm_flags_of(a, flags, sizeof flags)) {
+        nm_free(p);
+        cr_skip_test("no /proc/self/smaps VmFlags");
+    }
+    cr_expect(strstr(flags, " hg") != NULL, "VmFlags of the block's 2 MB page: %s", flags);
+    nm_free(p);
 }
 
 /* A directory opens for reading on Linux and sizes as a huge file: the error names it, raw or
