@@ -1,5 +1,5 @@
 /* test_codec.c — the shared encodings: cursor bounds, varints, zigzag, FNV-1a, zlib streams,
- * gzip / raw files, the worker pool and the error record. */
+ * gzip / raw files, the worker pool, the error record and the allocator. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -495,7 +495,7 @@ static bool vm_flags_of(uintptr_t a, char *flags, size_t cap)
     bool in = false, found = false;
     while (!found && fgets(line, sizeof line, f)) {
         unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's first line */
             in = a >= lo && a < hi;
         else if (in && strncmp(line, "VmFlags:", 8) == 0) {
             snprintf(flags, cap, "%.200s", line + 8);
