@@ -380,27 +380,52 @@ static bool accept_deck(void *ctx, uint32_t tri, double px, double py)
 
 typedef struct los_ctx {
     nm_sight_view view;
-    const uint8_t *plain_on; /* the on mask `plain` was built from */
-    uint8_t *plain;          /* nm_sight_plain_build of it, NULL when it could not be built */
+    uint8_t *ground;         /* nm_sight_plain_ground of the window (los_prep, else the first
+                                chord), NULL when it could not be made */
+    const uint8_t *on_mask;  /* the on mask `on_far` was made from */
+    uint8_t *on_far;         /* nm_sight_far of it, NULL when it could not be made */
 } los_ctx;
+
+static uint8_t *ground_field(const nm_window *w)
+{
+    nm_error e;
+    uint8_t *g = nm_malloc((size_t)w->win.nx * (size_t)w->win.ny);
+    if (g && nm_sight_plain_ground(w, g, &e) != NM_OK) {
+        nm_free(g);
+        g = NULL; /* the chords are then walked cell by cell */
+    }
+    return g;
+}
+
+/* The search's los_prep: the ground field, made while the corridor is built. */
+static void los_prep(void *ctx)
+{
+    los_ctx *c = (los_ctx *)ctx;
+    if (!c->ground)
+        c->ground = ground_field(c->view.w);
+}
 
 static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b)
 {
     los_ctx *c = (los_ctx *)ctx;
-    c->view.on = solidc;
-    if (c->plain_on != solidc) { /* a new open area: its plain cells, once */
-        nm_error e;
-        nm_free(c->plain);
-        c->plain = solidc ? nm_malloc((size_t)c->view.w->win.nx * (size_t)c->view.w->win.ny) : NULL;
-        if (c->plain && nm_sight_plain_build(c->view.w, solidc, c->plain, &e) != NM_OK) {
-            nm_free(c->plain);
-            c->plain = NULL;
+    const nm_window *w = c->view.w;
+    const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
+    if (!c->ground)
+        los_prep(c);
+    if (c->on_mask != solidc) { /* a new open area: its on field, once */
+        nm_free(c->on_far);
+        c->on_far = solidc ? nm_malloc(n) : NULL;
+        if (c->on_far) {
+            memcpy(c->on_far, solidc, n);
+            nm_sight_far(w->win.nx, w->win.ny, c->on_far);
         }
-        c->plain_on = solidc;
+        c->on_mask = solidc;
     }
-    c->view.plain = c->plain; /* vis crosses plain stretches of the other chords in jumps */
-    if (c->plain && a < c->view.w->spans.nspans && b < c->view.w->spans.nspans &&
-        nm_sight_plain_clear(c->view.w, c->plain, a, b))
+    c->view.on = solidc;
+    c->view.on_far = c->on_far; /* vis crosses the stretches the fields vouch for in jumps */
+    c->view.ground_far = c->ground;
+    if (c->on_far && c->ground && a < w->spans.nspans && b < w->spans.nspans &&
+        nm_sight_plain_clear(w, c->on_far, c->ground, a, b))
         return true; /* the same answer as nm_sight_vis, without walking the chord */
     return nm_sight_vis(&c->view, a, b);
 }
@@ -1566,13 +1591,15 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     sq.workers = e->workers;
     sq.los = los_adapter;
     sq.los_ctx = &lc;
+    sq.los_prep = los_prep;
     sq.state = *wstate;
     sq.keep_state = ch->kind == NM_TIER_FULL; /* only a Full window is kept */
     memset(sr, 0, sizeof *sr);
     int qrc = nm_search_route_window(w, &sq, sr, err);
     *wstate = sr->state; /* the search took the old one; this is the one to keep */
     sr->state = NULL;
-    nm_free(lc.plain);
+    nm_free(lc.on_far);
+    nm_free(lc.ground);
     if (have_orc) nm_sight_oracle_free(&orc);
     r->ms_topo += sr->ms_topo;
     r->ms_geo += sr->ms_geo;

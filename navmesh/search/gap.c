@@ -170,7 +170,7 @@ int nm_search_locate_gap(const nm_window *w, uint32_t start_span, const uint32_t
                          nm_error *err)
 {
     nm_sctx s;
-    int rc = nm_search_ctx_init(&s, w, err);
+    int rc = nm_search_ctx_init(&s, w, 1, err);
     if (rc)
         return rc;
     rc = nm_search_locate_gap_ctx(&s, start_span, goals, ngoal, cell_a, cell_b, dist_px, err);

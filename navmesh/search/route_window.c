@@ -802,6 +802,38 @@ static int topology_path(leg *L, solve_res *topo_in, nm_error *err)
     return rc;
 }
 
+/* Two threads for this leg: asked for, or by default a window worth it on two cores. */
+static bool two_threads(const leg *L)
+{
+    const int workers = L->req->workers;
+    return !(workers == 1 || (workers <= 0 && nm_workers_for(L->s.nspans, 0) < 2));
+}
+
+static void *los_prep_main(void *p)
+{
+    const nm_search_request *req = p;
+    req->los_prep(req->los_ctx);
+    return NULL;
+}
+
+/* The corridor, with the sight's window-only work (req->los_prep) beside it on a second thread
+ * when there may be two, else before it. */
+static int corridor_and_prep(leg *L, uint8_t *limg, uint8_t *solidc, nm_error *err)
+{
+    const nm_search_request *req = L->req;
+    pthread_t th;
+    bool beside = false;
+    if (req->los_prep) {
+        beside = two_threads(L) && pthread_create(&th, NULL, los_prep_main, (void *)req) == 0;
+        if (!beside)
+            req->los_prep(req->los_ctx);
+    }
+    int rc = corridor(L, &L->out->topo, L->topo_lim, limg, solidc, err);
+    if (beside)
+        pthread_join(th, NULL);
+    return rc;
+}
+
 /* 几何层: the corridor around the topology path, Lazy Theta* with sight in it (re-solved on the
  * topology's lim in the last tier); the parent chain, the final path and its mask. */
 static int geometry(leg *L, nm_error *err)
@@ -814,7 +846,7 @@ static int geometry(leg *L, nm_error *err)
     L->solidc = nm_malloc(s->ncell);
     if (!L->limg || !L->solidc)
         return nm_fail(err, NM_ERR_NOMEM, "search: corridor masks: out of memory");
-    int rc = corridor(L, &o->topo, L->topo_lim, L->limg, L->solidc, err);
+    int rc = corridor_and_prep(L, L->limg, L->solidc, err);
     if (rc < 0)
         return rc;
     if (rc == 1)
@@ -925,9 +957,8 @@ static void *ahead_main(void *p)
 static void ahead_start(leg *L, ahead *A)
 {
     memset(A, 0, sizeof *A);
-    const int workers = L->req->workers;
-    if (workers == 1 || (workers <= 0 && nm_workers_for(L->s.nspans, 0) < 2))
-        return; /* one thread asked for, or by default a small window or one core */
+    if (!two_threads(L))
+        return;
     A->L = *L;
     A->L.out = &A->out;
     if (nm_search_ctx_twin(&A->L.s, &L->s, &A->err))
@@ -1056,7 +1087,7 @@ static int run(leg *L, nm_error *err)
 
 /* The search state for window w: the one an earlier search on w handed back (its arrays depend on
  * the window alone, and SpanAstar resets the nodes it touched when it starts), else a new one. */
-static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_error *err)
+static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, int workers, nm_error *err)
 {
     if (kept && kept->nx == (uint32_t)w->win.nx && kept->ny == (uint32_t)w->win.ny &&
         kept->nspans == w->spans.nspans) {
@@ -1067,7 +1098,7 @@ static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, nm_e
         return NM_OK;
     }
     nm_search_state_free(kept);
-    return nm_search_ctx_init(s, w, err);
+    return nm_search_ctx_init(s, w, workers, err);
 }
 
 int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_search_result *out,
@@ -1094,7 +1125,7 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
     L.req = req;
     L.out = out;
     L.t0 = now_ms();
-    int rc = take_state(&L.s, w, req->state, err);
+    int rc = take_state(&L.s, w, req->state, req->workers, err);
     if (rc)
         return rc;
     rc = run(&L, err);

@@ -41,6 +41,10 @@ typedef struct nm_search_request {
                                  (small only); <= 0 means limit2 - (ds + dg)/kCS + 1 */
     nm_search_los_fn los; /* geometry-layer sight; NULL = no chords (cell steps only) */
     void *los_ctx;
+    void (*los_prep)(void *los_ctx); /* what los needs of the window alone (not of the corridor's
+                                        masks), made once before the geometry layer's first
+                                        chord: on a thread of its own while the corridor is
+                                        built when two threads are allowed; NULL = nothing */
     int workers;          /* threads: with two or more the channel and the topology layer run
                              beside the baseline (the result is the one-thread result); 0 = two
                              on a window of 65536 spans or more when the machine has two cores */

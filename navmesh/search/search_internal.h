@@ -118,7 +118,10 @@ typedef struct nm_sctx {
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
 
-int nm_search_ctx_init(nm_sctx *s, const nm_window *w, nm_error *err);
+/* A window of this many cells or more builds its cell records on two threads (when `workers`
+ * allows two, as nm_workers_for reads it); the records do not depend on it. */
+#define NM_SEARCH_SPLIT_CELLS (4u << 20)
+int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *err);
 /* A second context on the same window for a search on another thread: its own node records,
  * closed bits, heap and flood arrays; walk and the link tables are s's (read only, s outlives
  * it). */

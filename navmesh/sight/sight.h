@@ -204,13 +204,13 @@ typedef struct nm_sight_view {
     nm_sight_oracle *oracle;/* needed when layers */
     bool steps;
     bool layers;
-    const uint8_t *plain;   /* nm_sight_plain_build of `on`, NULL = none: the checks cross plain
-                               stretches of a chord in jumps (same answers) */
+    const uint8_t *on_far;     /* nm_sight_far of `on`, NULL = none */
+    const uint8_t *ground_far; /* nm_sight_plain_ground of w, NULL = none */
 } nm_sight_view;
 
 /* Visibility::ok: blockers (then the on mask), facade steps, layer continuity, in that order.
- * With v->plain, the on-mask samples and the cells of the walk that the plain field proves to
- * pass are skipped: the answer is the one without it. */
+ * With v->on_far the on-mask samples it proves on the mask are skipped, with v->ground_far the
+ * cells of the walk it proves plain ground: the answer is the one without them. */
 bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, float hp,
                  float hq);
 /* The search's callback form: ctx is an nm_sight_view; the chord joins the cell centres of the
@@ -218,18 +218,22 @@ bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, f
 bool nm_sight_vis(void *ctx, uint32_t from_span, uint32_t to_span);
 
 /* ---- plain ground: vis without walking the chord (sight_plain.c) ---------------------------- */
-/* Fills r (nx*ny bytes) with each cell's Chebyshev distance (cells, at most 255) to the nearest
- * cell that is not plain, 0 on those: plain = on[c], one span, no step bits, one-span neighbours
- * within 1.25 m. Errors: NM_ERR_NOMEM. */
-int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_error *err);
+/* Turns the set r (nx*ny bytes, nonzero = in it) into each cell's Chebyshev distance (cells, at
+ * most 255) to the nearest cell outside the set or the window, 0 outside the set. */
+void nm_sight_far(int32_t nx, int32_t ny, uint8_t *r);
+/* The ground field (nx*ny bytes): nm_sight_far of the plain ground cells: one span, no step bits,
+ * every one-span neighbour within 1.25 m. It reads the window alone, so it can be made before the
+ * on mask is known (while the corridor is built). Errors: NM_ERR_NOMEM. */
+int nm_sight_plain_ground(const nm_window *w, uint8_t *g, nm_error *err);
 /* True when the digital line between the two spans' cells keeps a plain 3 x 3 neighbourhood all
- * along: then vis (on = the mask r was built from, steps, layers) passes the chord; false means
- * "ask nm_sight_ok", not "blocked". */
-bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_span, uint32_t to_span);
-/* nm_sight_off_mask with r = nm_sight_plain_build(w, mask): the same answer; samples whose cells
- * r proves plain (so on the mask) are skipped. */
-bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, const uint8_t *r, double px,
-                             double py, double qx, double qy);
+ * along (plain: the smaller of the on field of a mask and the ground field at least 2): then vis
+ * (on = that mask, steps, layers) passes the chord; false means "ask nm_sight_ok", not "blocked". */
+bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8_t *ground_far,
+                          uint32_t from_span, uint32_t to_span);
+/* nm_sight_off_mask(win, mask, ...) read from r = nm_sight_far of mask: the same answer; samples
+ * whose cells r proves on the mask are skipped. */
+bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double px, double py, double qx,
+                             double qy);
 
 /* ---- 路线掩膜 tm (拉直的输入) --------------------------------------------------------------- */
 /* The four steps: tm = solidc; tm |= the access-path cells; tm &= the final solve's mask; every

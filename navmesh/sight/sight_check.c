@@ -306,7 +306,7 @@ bool nm_sight_layers_ok(nm_sight_oracle *o, double px, double py, double qx, dou
 /* crossesStep and LayerOracle::ok (normal mode) in one walk of the chord's digital line: both
  * follow the same cells, the first with consecutive repeats skipped, the second also without the
  * cells outside the window. False as soon as either fails: the same answer as the two in turn. */
-static bool steps_and_layers_ok(nm_sight_oracle *o, const uint8_t *plain, double px, double py, double qx,
+static bool steps_and_layers_ok(nm_sight_oracle *o, const uint8_t *ground, double px, double py, double qx,
                                 double qy, float hp, float hq)
 {
     const nm_window *w = o->w;
@@ -371,11 +371,11 @@ static bool steps_and_layers_ok(nm_sight_oracle *o, const uint8_t *plain, double
         ncur = nn;
         pcx = x;
         pcy = y;
-        /* A plain cell (r = d >= 2; its set is now its one span): the next d - 1 line cells are
-         * plain too (one span each, no step bits, within 1.25 m of their neighbours, so kept
+        /* A cell of plain ground (d >= 2; its set is now its one span): the next d - 1 line cells
+         * are plain ground too (one span each, no step bits, within 1.25 m of their neighbours, so kept
          * under the one-step bounds -kClimb / kStepUp + kQH), so the walk lands on the last of
          * them with that cell's span as the set, as walking them would. */
-        const unsigned d = plain ? plain[(size_t)y * (size_t)win->nx + (size_t)x] : 0;
+        const unsigned d = ground ? ground[(size_t)y * (size_t)win->nx + (size_t)x] : 0;
         if (d >= 2 && k < l.n) {
             k = k + (int64_t)d - 1 < l.n ? k + (int64_t)d - 1 : l.n;
             nm_sight_walker_seek(&lw, k);
@@ -404,12 +404,12 @@ bool nm_sight_ok(nm_sight_view *v, double px, double py, double qx, double qy, f
     /* 1. blocker segments, then the on mask */
     if (v->blk && nm_sight_blocked(v->blk, px, py, qx, qy))
         return false;
-    if (v->on && (v->plain ? nm_sight_off_mask_plain(&v->w->win, v->on, v->plain, px, py, qx, qy)
+    if (v->on && (v->on_far ? nm_sight_off_mask_plain(&v->w->win, v->on_far, px, py, qx, qy)
                            : nm_sight_off_mask(&v->w->win, v->on, px, py, qx, qy)))
         return false;
     /* 2. facade steps and 3. layer continuity over one walk of the line */
     if (v->steps && v->layers && v->oracle)
-        return steps_and_layers_ok(v->oracle, v->on ? v->plain : NULL, px, py, qx, qy, hp, hq);
+        return steps_and_layers_ok(v->oracle, v->ground_far, px, py, qx, qy, hp, hq);
     if (v->steps && nm_sight_crosses_step(v->w, px, py, qx, qy))
         return false;
     /* 3. layer continuity */

@@ -1,12 +1,16 @@
-/* sight_plain.c — a shortcut for the search's view vis (视线, Lazy Theta*): chords across plain
- * ground. A cell is plain when it is on the on mask, holds one span, has no forbidden step bits
- * and every one-span neighbour lies within kPlainDh of it. A digital line whose cells all have
- * their 3 x 3 neighbourhood plain passes all three checks of vis (every on-mask sample's cell is
- * within one cell of a line cell; no step bit is crossed; LayerOracle keeps the one span of each
- * column), so the answer is the same as nm_sight_ok's without walking the chord cell by cell: the
- * line is crossed in jumps of the Chebyshev distance to the nearest cell that is not plain. In
- * open areas the parent of a Lazy Theta* node is hundreds of cells away, and walking every one
- * of those chords was most of the geometry layer's time on large windows (issue 14). */
+/* sight_plain.c — shortcuts for the search's view vis (视线, Lazy Theta*): chords across plain
+ * ground. A cell is plain ground when it holds one span, has no forbidden step bits and every
+ * one-span neighbour lies within kPlainDh of it; it is plain when it is also on the on mask. Two
+ * distance fields say how far each cell is from the nearest cell that is not (Chebyshev, cells):
+ * the ground field from the window alone, the on field from the on mask alone. A digital line
+ * whose cells all have their 3 x 3 neighbourhood plain passes all three checks of vis (every
+ * on-mask sample's cell is within one cell of a line cell; no step bit is crossed; LayerOracle
+ * keeps the one span of each column), so the answer is the same as nm_sight_ok's without walking
+ * the chord cell by cell: the line is crossed in jumps of the smaller of the two distances. Where
+ * it is not, nm_sight_ok still jumps: its on-mask samples by the on field, its walk of the line by
+ * the ground field. In open areas the parent of a Lazy Theta* node is hundreds of cells away, and
+ * walking every one of those chords was most of the geometry layer's time on large windows
+ * (issue 14). */
 #include "sight.h"
 
 #include <math.h>
@@ -37,7 +41,7 @@ static void one_span_row(const nm_span_table *t, int64_t nx, int64_t j, float *h
     }
 }
 
-int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_error *err)
+int nm_sight_plain_ground(const nm_window *w, uint8_t *g, nm_error *err)
 {
     const int64_t nx = w->win.nx, ny = w->win.ny;
     /* one-span heights of rows j-1, j, j+1, and the least and greatest of each column's three */
@@ -63,12 +67,10 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
             lo[i] = l;
             hi[i] = u;
         }
-        uint8_t *rr = r + j * nx;
-        const uint8_t *up = j > 0 ? rr - nx : rr; /* row j - 1 of r (after its forward pass) */
+        uint8_t *gr = g + j * nx;
         for (int64_t i = 0; i < nx; i++) {
-            const size_t c = (size_t)(j * nx + i);
             const float h = hr[1][i];
-            bool plain = on[c] && w->stepbits[c] == 0 && !isnan(h);
+            bool plain = w->stepbits[j * nx + i] == 0 && !isnan(h);
             if (plain) {
                 /* a neighbour a with |a - h| > kPlainDh: a - h rounds monotonically in a, so
                  * some a has it exactly when the least or the greatest one does */
@@ -83,15 +85,7 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
                 }
                 plain = !(fabsf(u - h) > (float)NM_kPlainDh) && !(fabsf(l - h) > (float)NM_kPlainDh);
             }
-            /* Chebyshev distance to the nearest cell that is not plain (outside the window
-             * counts), 255 at most: the forward chamfer pass with unit weights, row by row */
-            unsigned m = 0;
-            if (plain && i > 0 && j > 0 && i < nx - 1) {
-                m = up[i - 1] < up[i] ? up[i - 1] : up[i];
-                m = up[i + 1] < m ? up[i + 1] : m;
-                m = rr[i - 1] < m ? rr[i - 1] : m;
-            }
-            rr[i] = plain ? (uint8_t)(m + 1 > 255 ? 255 : m + 1) : 0;
+            gr[i] = (uint8_t)plain;
         }
         float *t = hr[0];
         hr[0] = hr[1];
@@ -99,7 +93,31 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
         hr[2] = t;
     }
     nm_free(rows);
-    /* the backward pass */
+    nm_sight_far(w->win.nx, w->win.ny, g);
+    return NM_OK;
+}
+
+void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
+{
+    const int64_t nx = nx_, ny = ny_;
+    /* Chebyshev distance to the nearest cell outside the set (outside the window counts), 255 at
+     * most: the forward chamfer pass with unit weights, row by row (r holds the set's bits of the
+     * cells not yet reached), then the backward pass */
+    for (int64_t j = 0; j < ny; j++) {
+        uint8_t *rr = r + j * nx;
+        const uint8_t *up = j > 0 ? rr - nx : rr; /* row j - 1 of r (after its forward pass) */
+        for (int64_t i = 0; i < nx; i++) {
+            if (!rr[i])
+                continue;
+            unsigned m = 0;
+            if (i > 0 && j > 0 && i < nx - 1) {
+                m = up[i - 1] < up[i] ? up[i - 1] : up[i];
+                m = up[i + 1] < m ? up[i + 1] : m;
+                m = rr[i - 1] < m ? rr[i - 1] : m;
+            }
+            rr[i] = (uint8_t)(m + 1 > 255 ? 255 : m + 1);
+        }
+    }
     for (int64_t j = ny; j-- > 0;)
         for (int64_t i = nx; i-- > 0;) {
             const size_t c = (size_t)(j * nx + i);
@@ -118,10 +136,10 @@ int nm_sight_plain_build(const nm_window *w, const uint8_t *on, uint8_t *r, nm_e
             }
             r[c] = (uint8_t)m;
         }
-    return NM_OK;
 }
 
-bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_span, uint32_t to_span)
+bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8_t *ground_far,
+                          uint32_t from_span, uint32_t to_span)
 {
     const uint32_t nx = (uint32_t)w->win.nx;
     const uint32_t a = w->spans.sp_cell[from_span], b = w->spans.sp_cell[to_span];
@@ -130,7 +148,8 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_sp
     for (int64_t k = 0; k <= l.n;) {
         int64_t x, y;
         nm_sight_line_cell(&l, k, &x, &y);
-        const unsigned d = r[(size_t)y * nx + (size_t)x];
+        const size_t c = (size_t)y * nx + (size_t)x;
+        const unsigned d = on_far[c] < ground_far[c] ? on_far[c] : ground_far[c]; /* plain */
         if (d < 2)
             return false; /* near a cell that is not plain: the full check decides */
         k += d - 1;       /* line cells k + 1 .. k + d - 2 lie within d - 2 of this one */
@@ -138,13 +157,13 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *r, uint32_t from_sp
     return true;
 }
 
-/* The samples of nm_sight_off_mask, one by one, except those a plain cell vouches for: a sample in
- * a cell with r = d >= 2 has every cell within d - 1 of it plain (on the mask, in the window), and
+/* The samples of nm_sight_off_mask, one by one, except those the on field vouches for: a sample in
+ * a cell with r = d >= 2 has every cell within d - 1 of it on the mask and in the window, and
  * the next m samples stay within m * step < d - 1 cells of it on each axis (a sample's cell moves
  * by at most floor(shift) + 1), so they are on the mask. The 1e-6 cell margin dwarfs the rounding
  * of the samples' positions (~1e-12 cells). */
-bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, const uint8_t *r, double px,
-                             double py, double qx, double qy)
+bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double px, double py, double qx,
+                             double qy)
 {
     double L = hypot(qx - px, qy - py);
     if (!isfinite(L))
@@ -159,8 +178,8 @@ bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *mask, con
         if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
             return true;
         const size_t c = (size_t)cy * (size_t)win->nx + (size_t)cx;
-        const unsigned d = r[c]; /* d >= 1: a plain cell, on the mask; the mask is read only off it */
-        if (!d && !mask[c])
+        const unsigned d = r[c]; /* 0: off the mask */
+        if (!d)
             return true;
         if (d >= 2) {
             double m = step > 0.0 ? floor(((double)d - 1.0 - 1e-6) / step) : (double)n;

@@ -1059,6 +1059,55 @@ static bool ref_linked(const nm_window *w, const nm_mask *m, uint32_t from, uint
     return found;
 }
 
+Test(search, cell_records_of_a_large_window_are_the_same_on_two_threads)
+{
+    /* A window past NM_SEARCH_SPLIT_CELLS: its cell records and walk mask built on one thread and
+     * on two, byte for byte. Walls, heights, two-span cells, holes in lay and in core, links and
+     * forbidden steps make every field of a record vary. It fails when the second half starts
+     * from the wrong occupied count or misses the walk mask. */
+    enum { NX = 2113, NY = 2011 };
+    cr_assert_geq((uint32_t)NX * NY, NM_SEARCH_SPLIT_CELLS);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    char *buf = malloc((size_t)NY * (NX + 1));
+    const char **rp = malloc(NY * sizeof *rp);
+    cr_assert(buf && rp);
+    static const char kinds[] = "........3B#";
+    for (int j = 0; j < NY; j++) {
+        char *r = buf + (size_t)j * (NX + 1);
+        for (int i = 0; i < NX; i++)
+            r[i] = kinds[(xs_next(&x) >> 17) % (sizeof kinds - 1)];
+        r[NX] = 0;
+        rp[j] = r;
+    }
+    nm_window w;
+    cr_assert_eq(fx_build(&w, rp, NY, true), NM_OK);
+    free(buf);
+    free(rp);
+    for (int k = 0; k < 5000; k++) {
+        w.lay[(xs_next(&x) >> 9) % ((uint64_t)NX * NY)] = 0;
+        w.core[(xs_next(&x) >> 9) % ((uint64_t)NX * NY)] = 0;
+    }
+    random_core_links(&w, &x, 16, 40, NX, NY, 0, 5.0);
+    nm_sctx one, two;
+    nm_error err = {0};
+    cr_assert_eq(nm_search_ctx_init(&one, &w, 1, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_search_ctx_init(&two, &w, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(memcmp(one.walk, two.walk, one.ncell), 0);
+    _Static_assert(sizeof(nm_scell) == 16, "a record has no padding to compare");
+    size_t diff = 0, multi = 0, links = 0;
+    for (uint32_t c = 0; c < one.ncell; c++) {
+        diff += memcmp(&one.cell[c], &two.cell[c], sizeof one.cell[c]) != 0;
+        multi += one.cell[c].n > 1;
+        links += (one.cell[c].bits & NM_SC_LINKS) != 0;
+    }
+    cr_assert_eq(diff, 0, "%zu records differ", diff);
+    cr_assert_gt(multi, 100000, "two-span cells (%zu)", multi);
+    cr_assert_gt(links, 10, "cells with links (%zu)", links);
+    nm_search_ctx_free(&one);
+    nm_search_ctx_free(&two);
+    fx_free(&w);
+}
+
 Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
 {
     /* Random maps (walls at about the percolation density, so many pairs are cut), a random
@@ -1090,7 +1139,7 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
         random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
-        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 300; k++) {
             xs_next(&x);
@@ -1144,7 +1193,7 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
         random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
-        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
         for (int k = 0; k < 120; k++) {
             nm_ends e = {0};
             do {
@@ -1205,7 +1254,7 @@ Test(search, a_link_into_a_core_cell_outside_walk_marks_the_walk_search_cut)
     w.nlinks = 1;
     nm_sctx s;
     nm_error err = {0};
-    cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
     nm_ends e = {.start_cell = 1 * 9 + 1, .goal_cell = 2 * 9 + 7, .ngoal = 1};
     e.start_span = fx_span(&w, 1, 1, 0);
     e.goals[0] = fx_span(&w, 7, 2, 0);
@@ -1387,7 +1436,7 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
         w.nlinks = nl;
         nm_sctx s;
         nm_error err = {0};
-        cr_assert_eq(nm_search_ctx_init(&s, &w, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
         for (uint32_t c = 0; c < s.ncell; c++) {
             const nm_scell *r = &s.cell[c];
             uint32_t f, n = nm_span_cell_spans(&w.spans, c, &f);

@@ -624,8 +624,10 @@ Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
     uint8_t on[NX * NY];
     for (int c = 0; c < NX * NY; ++c)
         on[c] = plain_rng(&seed) % 61 != 0;
-    uint8_t r[NX * NY];
-    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    uint8_t on_far[NX * NY], ground[NX * NY];
+    memcpy(on_far, on, sizeof on_far);
+    nm_sight_far(NX, NY, on_far);
+    cr_assert_eq(nm_sight_plain_ground(&w, ground, NULL), NM_OK);
     nm_sight_oracle o;
     cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
     nm_sight_view vis = {&w, NULL, on, &o, true, true};
@@ -635,7 +637,7 @@ Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
         uint32_t b = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
         bool v = nm_sight_vis(&vis, a, b);
         refused += !v;
-        if (nm_sight_plain_clear(&w, r, a, b)) {
+        if (nm_sight_plain_clear(&w, on_far, ground, a, b)) {
             fast++;
             cr_assert(v, "shortcut passes span %u (cell %u) -> span %u (cell %u), vis refuses", a,
                       w.spans.sp_cell[a], b, w.spans.sp_cell[b]);
@@ -696,17 +698,19 @@ static void plain_ref(const nm_window *w, const uint8_t *on, uint8_t *r)
     free(d);
 }
 
-/* nm_sight_plain_build equals the definition: rolling slopes steep enough in places to break the
- * 1.25 m bound, cliffs, a deck (two spans), empty cells, forbidden steps and holes in the on mask,
- * and a wide flat field whose distances reach the cap. Fails when a neighbour's height is not
- * compared, or a distance is one off. */
+/* The fields equal the definition: the ground field is the plain field of an all-on mask, and
+ * the smaller of it and the on field is the plain field of the mask (the distance to the nearer
+ * of two sets of cells). Rolling slopes steep enough in places to break the 1.25 m bound, cliffs,
+ * a deck (two spans), empty cells, forbidden steps and holes in the on mask, and a wide flat field
+ * whose distances reach the cap. Fails when a neighbour's height is not compared, or a distance
+ * is one off. */
 Test(sight, plain_field_equals_the_cell_by_cell_definition)
 {
     enum { NX = 800, NY = 560 };
     uint64_t seed = 0x243F6A8885A308D3ULL;
     static float fl[NX * NY];
     static fx_span extra[NX * NY];
-    static uint8_t on[NX * NY], r[NX * NY], ref[NX * NY];
+    static uint8_t on[NX * NY], all[NX * NY], on_far[NX * NY], ground[NX * NY], ref[NX * NY];
     size_t nextra = 0;
     for (int j = 0; j < NY; ++j)
         for (int i = 0; i < NX; ++i) {
@@ -723,14 +727,23 @@ Test(sight, plain_field_equals_the_cell_by_cell_definition)
         w.stepbits[(plain_rng(&seed) % NY) * NX + plain_rng(&seed) % 200] = 1;
     for (int c = 0; c < NX * NY; ++c)
         on[c] = (c % NX) >= 200 || plain_rng(&seed) % 41 != 0;
-    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    cr_assert_eq(nm_sight_plain_ground(&w, ground, NULL), NM_OK);
+    memset(all, 1, sizeof all);
+    plain_ref(&w, all, ref);
+    for (int c = 0; c < NX * NY; ++c)
+        cr_assert_eq(ground[c], ref[c], "ground field, cell (%d, %d)", c % NX, c / NX);
+    memcpy(on_far, on, sizeof on_far);
+    nm_sight_far(NX, NY, on_far);
     plain_ref(&w, on, ref);
-    uint32_t capped = 0, plain = 0;
+    uint32_t capped = 0, plain = 0, wider = 0;
     for (int c = 0; c < NX * NY; ++c) {
-        cr_assert_eq(r[c], ref[c], "cell (%d, %d)", c % NX, c / NX);
-        capped += r[c] == 255;
-        plain += r[c] > 0 && c % NX < 200;
+        const uint8_t r = on_far[c] < ground[c] ? on_far[c] : ground[c];
+        cr_assert_eq(r, ref[c], "cell (%d, %d)", c % NX, c / NX);
+        capped += r == 255;
+        plain += r > 0 && c % NX < 200;
+        wider += ground[c] > r;
     }
+    cr_assert_gt(wider, 5000, "the ground field alone reaches farther in many cells (%u)", wider);
     cr_assert_gt(capped, 1000, "the cap is reached (%u)", capped);
     cr_assert_gt(plain, 5000, "the rolling ground has plain cells (%u)", plain);
     fx_free(&w);
@@ -759,14 +772,16 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
     fx_window(&w, NX, NY, 2.0, 3.0, fl, extra, nextra);
     for (int k = 0; k < 60; ++k) /* forbidden steps */
         w.stepbits[plain_rng(&seed) % (NX * NY)] = (uint8_t)(1u << (plain_rng(&seed) % 8));
-    static uint8_t on[NX * NY], r[NX * NY];
+    static uint8_t on[NX * NY], on_far[NX * NY], ground[NX * NY];
     for (int c = 0; c < NX * NY; ++c)
         on[c] = plain_rng(&seed) % 301 != 0;
-    cr_assert_eq(nm_sight_plain_build(&w, on, r, NULL), NM_OK);
+    memcpy(on_far, on, sizeof on_far);
+    nm_sight_far(NX, NY, on_far);
+    cr_assert_eq(nm_sight_plain_ground(&w, ground, NULL), NM_OK);
     nm_sight_oracle o;
     cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
-    nm_sight_view full = {&w, NULL, on, &o, true, true, NULL};
-    nm_sight_view jumps = {&w, NULL, on, &o, true, true, r};
+    nm_sight_view full = {&w, NULL, on, &o, true, true, NULL, NULL};
+    nm_sight_view jumps = {&w, NULL, on, &o, true, true, on_far, ground};
     uint32_t pass = 0, fail = 0, off = 0, deep = 0;
     for (int t = 0; t < 200000; ++t) {
         uint32_t a = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
@@ -775,12 +790,12 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
         cr_assert_eq(nm_sight_vis(&jumps, a, b), v, "span %u (cell %u) -> span %u (cell %u): vis %d without the jumps", a,
                      w.spans.sp_cell[a], b, w.spans.sp_cell[b], v);
         v ? pass++ : fail++;
-        deep += r[w.spans.sp_cell[a]] >= 8;
+        deep += on_far[w.spans.sp_cell[a]] >= 8 && ground[w.spans.sp_cell[a]] >= 8;
         /* any two points (some outside the window), any heights */
         double px = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, py = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
         double qx = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, qy = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
         bool m = nm_sight_off_mask(&w.win, on, px, py, qx, qy);
-        cr_assert_eq(nm_sight_off_mask_plain(&w.win, on, r, px, py, qx, qy), m, "(%.2f, %.2f) -> (%.2f, %.2f)", px, py,
+        cr_assert_eq(nm_sight_off_mask_plain(&w.win, on_far, px, py, qx, qy), m, "(%.2f, %.2f) -> (%.2f, %.2f)", px, py,
                      qx, qy);
         off += m;
         float hp = (float)(plain_rng(&seed) % 80) / 10.0f, hq = (float)(plain_rng(&seed) % 80) / 10.0f;
