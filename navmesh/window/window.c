@@ -498,74 +498,161 @@ static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_
  * apron, most of it outside a window at the window's edge), and one tile at a time (two decoding
  * in parallel were up to 7.7 B a cell of a 3 M-cell window); the band of spans waits for the row
  * order of the span vector. */
-static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_error *err)
+/* A window's bytes a cell that step 5 may reach by decoding tiles side by side: issue 14's bound on
+ * the whole build's peak. A second tile is decoded beside the first only within it. */
+#define NM_WINDOW_PAIR_BYTES_PER_CELL 24
+
+/* A tile being fetched: its decoded records and the sidecar columns of those in the window. */
+typedef struct fetched {
+    wtile *t;
+    nm_bgrd_tile_view v;
+    nm_span_fields *fl;
+    size_t nk, nf;
+    int rc;
+    nm_error err;
+} fetched;
+
+typedef struct fetch_job {
+    wsource *s;
+    fetched *f;
+    int workers;
+} fetch_job;
+
+/* The tile's local rectangle of window cells. */
+static nm_bnvf_keep tile_keep(const wsource *s, const wtile *t)
+{
+    return (nm_bnvf_keep){(uint32_t)t->tnx, s->wgx0 + t->x0 - t->tgx0, s->wgx0 + t->x1 - t->tgx0,
+                          s->wgy0 + t->y0 - t->tgy0, s->wgy0 + t->y1 - t->tgy0};
+}
+
+/* One tile's sidecar merge (a chunk: scratch by worker, as nm_parallel_chunks hands them out). */
+static int merge_one(void *ctx, size_t k)
+{
+    fetch_job *j = ctx;
+    fetched *f = &j->f[k];
+    const nm_bnvf_keep keep = tile_keep(j->s, f->t);
+    for (size_t r = 0; r < f->v.n; r++) {
+        const int64_t lx = f->v.own_recs[r].cell % f->t->tnx, ly = f->v.own_recs[r].cell / f->t->tnx;
+        f->nk += lx >= keep.x0 && lx < keep.x1 && ly >= keep.y0 && ly < keep.y1;
+    }
+    f->fl = nm_malloc((f->nk ? f->nk : 1) * sizeof *f->fl);
+    f->rc = f->fl ? nm_bnvf_merge_tile_kept(j->s->fields, j->s->zone, f->t->id, f->v.own_recs, f->v.n,
+                                            j->s->ws->scratch[k % (size_t)j->workers].fspn, &keep, f->fl,
+                                            &f->nf, &f->err)
+                  : nm_fail(&f->err, NM_ERR_NOMEM, "window step 5: tile %u: out of memory for %zu fields",
+                            f->t->id, f->nk);
+    return f->rc;
+}
+
+/* The records of a fetched tile in the window -> spans, written over the records already read (a
+ * span is no larger than a record, and span k comes from record r >= k), cells descending. */
+static void expand_fetched(wbuild *b, const wsource *s, fetched *f)
+{
+    wtile *t = f->t;
+    const nm_bnvf_keep keep = tile_keep(s, t);
+    _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
+    unsigned char *slots = (unsigned char *)f->v.own_recs;
+    size_t nsp = 0, kf = 0;
+    for (size_t r = 0; r < f->v.n; r++) {
+        const nm_grid_rec rec = f->v.own_recs[r];
+        int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
+        if (lx < keep.x0 || lx >= keep.x1 || ly < keep.y0 || ly >= keep.y1) continue;
+        const nm_span_fields *fl = &f->fl[kf++];
+        int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
+        size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
+        int bits = expand_cell(b, &rec, fl, c, gx, gy);
+        if (bits < 0) continue;
+        wspan sp = {rec.cell, rec.h, rec.rid == b->w->region ? fl->scc : 0, (uint8_t)bits};
+        memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
+    }
+    wspan *sp = (wspan *)(void *)slots; /* cells descending: see wtile */
+    for (size_t i = 0; i < nsp / 2; i++) {
+        wspan x = sp[i];
+        sp[i] = sp[nsp - 1 - i];
+        sp[nsp - 1 - i] = x;
+    }
+    void *p = nm_realloc(f->v.own_recs, (nsp ? nsp : 1) * sizeof(wspan));
+    t->sp = (wspan *)(p ? p : f->v.own_recs);
+    t->nsp = nsp;
+    t->fetched = true;
+    f->v.own_recs = NULL; /* now t->sp */
+}
+
+/* Tiles need[0 .. n) decoded side by side (their records, then their sidecar merges), then
+ * expanded into spans one by one in need's order. */
+static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int workers, nm_error *err)
 {
     wmem *m = b->m;
+    fetched f[NM_WORKER_LIMIT];
+    uint32_t ids[NM_WORKER_LIMIT] = {0};
+    nm_bgrd_tile_view v[NM_WORKER_LIMIT];
+    memset(f, 0, sizeof f);
+    for (size_t k = 0; k < n; k++) {
+        f[k].t = &s->t[need[k]];
+        ids[k] = f[k].t->id;
+    }
+    int rc = nm_bgrd_view_tiles(s->g, s->zone, ids, n, NULL, NULL, workers, s->ws, v, err);
+    if (rc) {
+        nm_error_prefix(err, "window step 3");
+        for (size_t k = 0; k < n; k++) nm_bgrd_tile_view_free(&v[k]);
+        return rc;
+    }
+    for (size_t k = 0; k < n; k++) f[k].v = v[k];
+    if (n > 1) b->w->tiles_paired += (uint32_t)n;
+    fetch_job j = {s, f, workers};
+    nm_parallel_chunks(n, workers, merge_one, &j);
+    size_t vb = 0;
+    for (size_t k = 0; k < n; k++) vb += f[k].v.n * sizeof(nm_grid_rec) + f[k].nk * sizeof(nm_span_fields);
+    m->now += vb;
+    if (m->now > m->peak) m->peak = m->now;
+    for (size_t k = 0; k < n && rc == NM_OK; k++) /* the first failing tile in need's order */
+        if (f[k].rc) {
+            rc = f[k].rc;
+            if (err) *err = f[k].err;
+            nm_error_prefix(err, "window step 3");
+        }
+    for (size_t k = 0; k < n; k++) {
+        if (rc == NM_OK) {
+            expand_fetched(b, s, &f[k]);
+            m->now += f[k].t->nsp * sizeof(wspan);
+        }
+        nm_free(f[k].fl);
+        nm_bgrd_tile_view_free(&f[k].v);
+    }
+    m->now -= vb <= m->now ? vb : m->now;
+    return rc;
+}
+
+/* The active tiles that neither a view nor an earlier band holds, decoded in batches of up to
+ * the worker count: a tile joins a batch only while the build's bytes stay within
+ * NM_WINDOW_PAIR_BYTES_PER_CELL a cell with every record of the batch and its fields counted. */
+static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_error *err)
+{
+    const size_t budget = (size_t)NM_WINDOW_PAIR_BYTES_PER_CELL * b->cells;
+    size_t need[NM_WORKER_LIMIT], n = 0, batch = 0, records = 0;
     for (size_t k = 0; k < na; k++) {
-        wtile *t = &s->t[act[k]];
-        if (t->v.recs || t->fetched) continue;
-        if (!s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", t->id);
-        if (!s->fields) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u: no sidecar fields", t->id);
-        nm_bgrd_tile_view v;
-        int rc = nm_bgrd_view_tiles(s->g, s->zone, &t->id, 1, NULL, NULL, s->workers, s->ws, &v, err);
-        if (rc) {
-            nm_error_prefix(err, "window step 3");
-            return rc;
+        const wtile *t = &s->t[act[k]];
+        if (!t->v.recs && !t->fetched)
+            records += s->g ? s->g->zones[s->zone].tiles[t->id].records : 0;
+    }
+    const int workers = s->workers > 0 ? (s->workers < NM_WORKER_LIMIT ? s->workers : NM_WORKER_LIMIT)
+                                       : nm_workers_for(records, 0);
+    for (size_t k = 0; k <= na; k++) {
+        const wtile *t = k < na ? &s->t[act[k]] : NULL;
+        if (t && (t->v.recs || t->fetched)) continue;
+        if (t && !s->g) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u has no records to read", t->id);
+        if (t && !s->fields) return nm_fail(err, NM_ERR_STATE, "window step 5: tile %u: no sidecar fields", t->id);
+        const size_t bytes = t ? s->g->zones[s->zone].tiles[t->id].records * (sizeof(nm_grid_rec) + sizeof(nm_span_fields)) : 0;
+        if (n && (!t || n == (size_t)workers || b->m->now + batch + bytes > budget)) {
+            const int rc = fetch_batch(b, s, need, n, workers, err);
+            if (rc) return rc;
+            n = 0;
+            batch = 0;
         }
-        const int64_t lx0 = s->wgx0 + t->x0 - t->tgx0, lx1 = s->wgx0 + t->x1 - t->tgx0;
-        const int64_t ly0 = s->wgy0 + t->y0 - t->tgy0, ly1 = s->wgy0 + t->y1 - t->tgy0;
-        const nm_bnvf_keep keep = {(uint32_t)t->tnx, lx0, lx1, ly0, ly1};
-        size_t nk = 0;
-        for (size_t r = 0; r < v.n; r++) {
-            const int64_t lx = v.own_recs[r].cell % t->tnx, ly = v.own_recs[r].cell / t->tnx;
-            nk += lx >= lx0 && lx < lx1 && ly >= ly0 && ly < ly1;
+        if (t) {
+            need[n++] = act[k];
+            batch += bytes;
         }
-        nm_span_fields *fl = nm_malloc((nk ? nk : 1) * sizeof *fl);
-        const size_t vb = v.n * sizeof(nm_grid_rec) + nk * sizeof *fl;
-        m->now += vb;
-        if (m->now > m->peak) m->peak = m->now;
-        size_t nf = 0;
-        rc = fl ? nm_bnvf_merge_tile_kept(s->fields, s->zone, t->id, v.own_recs, v.n, s->ws->scratch[0].fspn,
-                                          &keep, fl, &nf, err)
-                : nm_fail(err, NM_ERR_NOMEM, "window step 5: tile %u: out of memory for %zu fields", t->id, nk);
-        if (rc) {
-            nm_error_prefix(err, "window step 3");
-            nm_free(fl);
-            nm_bgrd_tile_view_free(&v);
-            return rc;
-        }
-        /* the spans are written over the records already read (a span is no larger than a
-         * record, and span k comes from record r >= k), so no room beyond the tile's */
-        _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
-        unsigned char *slots = (unsigned char *)v.own_recs;
-        size_t nsp = 0, kf = 0;
-        for (size_t r = 0; r < v.n; r++) {
-            const nm_grid_rec rec = v.own_recs[r];
-            int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
-            if (lx < lx0 || lx >= lx1 || ly < ly0 || ly >= ly1) continue;
-            const nm_span_fields *f = &fl[kf++];
-            int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
-            size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
-            int bits = expand_cell(b, &rec, f, c, gx, gy);
-            if (bits < 0) continue;
-            wspan sp = {rec.cell, rec.h, rec.rid == b->w->region ? f->scc : 0, (uint8_t)bits};
-            memcpy(slots + nsp++ * sizeof sp, &sp, sizeof sp);
-        }
-        nm_free(fl);
-        wspan *sp = (wspan *)(void *)slots; /* cells descending: see wtile */
-        for (size_t i = 0; i < nsp / 2; i++) {
-            wspan x = sp[i];
-            sp[i] = sp[nsp - 1 - i];
-            sp[nsp - 1 - i] = x;
-        }
-        void *p = nm_realloc(v.own_recs, (nsp ? nsp : 1) * sizeof(wspan));
-        t->sp = (wspan *)(p ? p : v.own_recs);
-        t->nsp = nsp;
-        t->fetched = true;
-        v.own_recs = NULL; /* now t->sp */
-        nm_bgrd_tile_view_free(&v);
-        m->now -= vb <= m->now ? vb : m->now;
-        m->now += nsp * sizeof(wspan);
     }
     return NM_OK;
 }

@@ -98,6 +98,7 @@ typedef struct nm_window {
     /* ---- measurements ---- */
     size_t peak_bytes;       /* peak bytes held by the build */
     double build_ms;
+    uint32_t tiles_paired;   /* tiles step 5 decoded beside another one */
 
     /* ---- added by the window build (A) ---- */
     uint16_t zone_id;        /* BNAV zone id (FLNK / FOPN lookups) */

@@ -23,14 +23,16 @@ typedef struct baked {
     nm_zone_clean *zc;
 } baked;
 
-static void bake_obj(baked *b, bool big);
+static void bake_obj(baked *b, int size);
 
-static void bake(baked *b) { bake_obj(b, false); }
+static void bake(baked *b) { bake_obj(b, 0); }
 
-/* big: a 140 x 140 m floor of 10 m squares (560 x 560 cells: four tiles of 512) with the deck
- * over the tile corner at (128, 128) px, so windows cross tile seams both ways. */
-static void bake_obj(baked *b, bool big)
+/* size 1: a 140 x 140 m floor of 10 m squares (560 x 560 cells: four tiles of 512) with the deck
+ * over the tile corner at (128, 128) px, so windows cross tile seams both ways; size 2: the same
+ * floor 350 x 350 m (1400 x 1400 cells: nine tiles). */
+static void bake_obj(baked *b, int size)
 {
+    const bool big = size > 0;
     const char *root = getenv("NM_BUILD_ROOT");
     snprintf(g_dir, sizeof g_dir, "/tmp/nm_window_bake_XXXXXX");
     cr_assert_not_null(mkdtemp(g_dir));
@@ -39,7 +41,7 @@ static void bake_obj(baked *b, bool big)
     FILE *f = fopen(obj, "w");
     cr_assert_not_null(f);
     /* a 20 x 12 m floor (1 m squares) and a deck at 10 m over u in [4, 10], v in [2, 6] */
-    const int W = big ? 14 : 20, H = big ? 14 : 12, S = big ? 10 : 1;
+    const int W = size == 2 ? 35 : big ? 14 : 20, H = size == 2 ? 35 : big ? 14 : 12, S = big ? 10 : 1;
     fprintf(f, "g floor\n");
     for (int z = 0; z <= H; z++)
         for (int x = 0; x <= W; x++) fprintf(f, "v %d 0 %d\n", x * S, -z * S);
@@ -213,7 +215,7 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
 {
     baked b;
     memset(&b, 0, sizeof b);
-    bake_obj(&b, true);
+    bake_obj(&b, 1);
     cr_assert_geq(b.grid.zones[0].tile_count, 4, "the world spans several tiles");
     /* a window off the tile lines, crossing the seams at 128 px both ways */
     nm_window_request r;
@@ -233,9 +235,10 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
     nm_window w;
     cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
     expect_same_window(&want, &w, "no cache");
-    /* one tile decoding at a time whatever the worker count, its sidecar fields only for its
+
+    /* one tile decoding at a time unless two fit in 24 B a cell, its sidecar fields only for its
      * records inside the window, the clearance stored in 2 B a cell until step 12: 34.1 B a cell
-     * here (with a 4 B clearance layer from step 5 on: 36.1; two tiles decoding at once with
+     * here (with a 4 B clearance layer from step 5 on: 36.1; two whole tiles decoding at once with
      * every record's fields: 47; one tile with every record's fields: 38.5) */
     cr_expect_leq(w.peak_bytes_per_cell, 35.0, "peak %.2f bytes a cell", w.peak_bytes_per_cell);
     nm_window_free(&w);
@@ -246,6 +249,7 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
     r.workers = 1;
     cr_assert_eq(nm_window_build(&r, &w, &err), NM_OK, "%s", err.msg);
     expect_same_window(&want, &w, "no cache, one worker");
+    cr_expect_eq(w.tiles_paired, 0, "one worker decodes one tile at a time");
     cr_expect_leq(w.peak_bytes_per_cell, 35.0, "peak %.2f bytes a cell", w.peak_bytes_per_cell);
     nm_window_free(&w);
     r.workers = workers;
@@ -281,6 +285,31 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
     nm_bgrd_cache_free(&cache);
     nm_bgrd_out_free(&ws);
     nm_window_free(&want);
+    unbake(&b);
+}
+
+/* Step 5 decodes two tiles side by side where the window's bytes allow (24 B a cell, every record
+ * of both and its fields counted): a window over nine tiles built on two workers pairs tiles, and
+ * is the window one worker builds a tile at a time, within 24 B a cell. */
+Test(window_bake, tiles_decoded_side_by_side_give_the_same_window, .timeout = 240)
+{
+    baked b;
+    memset(&b, 0, sizeof b);
+    bake_obj(&b, 2);
+    cr_assert_geq(b.grid.zones[0].tile_count, 9, "the world spans nine tiles");
+    nm_window_request r;
+    request_px(&b, &r, 2, 0.6, 0.9, 349, 348.2);
+    nm_error err = {0};
+    nm_window two, one;
+    cr_assert_eq(nm_window_build(&r, &two, &err), NM_OK, "%s", err.msg);
+    cr_expect_gt(two.tiles_paired, 0, "no tiles decoded side by side");
+    cr_expect_leq(two.peak_bytes_per_cell, 24.0, "peak %.2f bytes a cell", two.peak_bytes_per_cell);
+    r.workers = 1;
+    cr_assert_eq(nm_window_build(&r, &one, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(one.tiles_paired, 0);
+    expect_same_window(&one, &two, "two workers");
+    nm_window_free(&one);
+    nm_window_free(&two);
     unbake(&b);
 }
 
