@@ -248,6 +248,8 @@ typedef struct wtile {
     size_t nsp;              /* spans not yet read */
     bool fetched;            /* sp is set (it may be empty) */
     size_t pos;              /* first record not yet read (rows are read in ascending order) */
+    int8_t *judged;          /* the band's records from j0 on: expand_cell's span bits, -1 none */
+    size_t j0, nj;
 } wtile;
 
 typedef struct wsource {
@@ -319,7 +321,7 @@ static size_t below_span(const wspan *r, size_t n, int64_t key)
 
 /* The run of tile t's records (or spans, once fetched: cells descending) on window row j:
  * [*a, *b); returns the window cell minus the tile-local cell for the run. */
-static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, int32_t j, size_t *a,
+static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, int32_t j, size_t from, size_t *a,
                        size_t *b)
 {
     int64_t base = (wgy0 + j - t->tgy0) * t->tnx;
@@ -328,7 +330,7 @@ static int64_t row_run(const wtile *t, int64_t wgx0, int64_t wgy0, int32_t nx, i
         *a = below_span(t->sp, t->nsp, base + kx + t->x1);
         *b = below_span(t->sp, t->nsp, base + kx + t->x0);
     } else {
-        *a = lower_cell(t->v.recs, t->pos, t->v.n, base + kx + t->x0);
+        *a = lower_cell(t->v.recs, from, t->v.n, base + kx + t->x0);
         *b = lower_cell(t->v.recs, *a, t->v.n, base + kx + t->x1);
     }
     return (int64_t)j * nx - base - kx;
@@ -482,22 +484,14 @@ static inline void push_span(nm_window *w, uint32_t *ns, size_t c, float h, uint
     w->sp_scc[k] = scc;
 }
 
-/* One record into the raster layers and the span vector. */
-static inline void expand_record(wbuild *b, const nm_grid_rec *r, const nm_span_fields *f, size_t c,
-                                 int64_t gx, int64_t gy, uint32_t *ns)
-{
-    int bits = expand_cell(b, r, f, c, gx, gy);
-    if (bits >= 0) push_span(b->w, ns, c, r->h, (uint8_t)bits, r->rid == b->w->region ? f->scc : 0);
-}
-
-/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: one at a
- * time, each expanded into the raster layers right after it decodes (a cell's records all come
- * from its tile, in stored order, so the layers are the same in any tile order) and kept only as
- * its spans in the window. 建窗的内存: a whole tile, apron and all, is held only while it decodes,
- * its sidecar fields only for its records inside the window (a tile is ~1.2 M cells with its
- * apron, most of it outside a window at the window's edge), and one tile at a time (two decoding
- * in parallel were up to 7.7 B a cell of a 3 M-cell window); the band of spans waits for the row
- * order of the span vector. */
+/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: decoded in
+ * batches, each tile expanded into the raster layers right after its batch decodes (a cell's
+ * records all come from its tile, in stored order, so the layers are the same in any tile order)
+ * and kept only as its spans in the window. 建窗的内存: a whole tile, apron and all, is held only
+ * while it decodes, its sidecar fields only for its records inside the window (a tile is ~1.2 M
+ * cells with its apron, most of it outside a window at the window's edge); two tiles decode side
+ * by side only while the build's bytes stay within the bound below (two at once were up to 7.7 B a
+ * cell of a 3 M-cell window); the band of spans waits for the row order of the span vector. */
 /* A window's bytes a cell that step 5 may reach by decoding tiles side by side: issue 14's bound on
  * the whole build's peak. A second tile is decoded beside the first only within it. */
 #define NM_WINDOW_PAIR_BYTES_PER_CELL 24
@@ -657,6 +651,72 @@ static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_e
     return NM_OK;
 }
 
+/* Rows of a band judged in one chunk of step 5's parallel pass. */
+enum { NM_JUDGE_ROWS = 16 };
+
+typedef struct judge_job {
+    wbuild *b;
+    wsource *s;
+    const size_t *act;
+    size_t na;
+    int32_t j, jb;
+} judge_job;
+
+static int judge_chunk(void *ctx, size_t k)
+{
+    const judge_job *J = ctx;
+    wbuild *b = J->b;
+    const int32_t r0 = J->j + (int32_t)k * NM_JUDGE_ROWS;
+    const int32_t r1 = r0 + NM_JUDGE_ROWS < J->jb ? r0 + NM_JUDGE_ROWS : J->jb;
+    for (int32_t r = r0; r < r1; r++)
+        for (size_t i = 0; i < J->na; i++) {
+            wtile *t = &J->s->t[J->act[i]];
+            if (!t->judged) continue;
+            size_t a, e;
+            const int64_t delta = row_run(t, b->req->gx0, b->req->gy0, b->nx, r, t->j0, &a, &e);
+            for (size_t q = a; q < e; q++) {
+                const size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
+                t->judged[q - t->j0] = (int8_t)expand_cell(b, &t->v.recs[q], &t->v.fields[q], c,
+                                                           b->req->gx0 + (int64_t)(c - (size_t)r * (size_t)b->nx),
+                                                           b->req->gy0 + r);
+            }
+        }
+    return NM_OK;
+}
+
+/* The records the band's view tiles hold for rows [j, jb), judged into the raster layers on the
+ * workers in chunks of rows (a cell's records all lie in one row of one tile, in stored order, so
+ * the layers are the same however the rows are shared out); what each adds to the span vector
+ * waits in t->judged for the row order. */
+static int judge_band(wbuild *b, wsource *s, const size_t *act, size_t na, int32_t j, int32_t jb, nm_error *err)
+{
+    size_t records = 0;
+    for (size_t i = 0; i < na; i++) {
+        wtile *t = &s->t[act[i]];
+        if (t->fetched || !t->v.recs) continue;
+        size_t a, e, a1, e1;
+        row_run(t, b->req->gx0, b->req->gy0, b->nx, j, t->pos, &a, &e);
+        row_run(t, b->req->gx0, b->req->gy0, b->nx, jb - 1, a, &a1, &e1);
+        t->j0 = a;
+        t->nj = e1 > a ? e1 - a : 0;
+        t->judged = (int8_t *)walloc(b->m, t->nj ? t->nj : 1, 1);
+        if (!t->judged) return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", t->nj);
+        records += t->nj;
+    }
+    const int workers = s->workers > 0 ? (s->workers < NM_WORKER_LIMIT ? s->workers : NM_WORKER_LIMIT)
+                                       : nm_workers_for(records, 0);
+    judge_job J = {b, s, act, na, j, jb};
+    return nm_parallel_chunks(((size_t)(jb - j) + NM_JUDGE_ROWS - 1) / NM_JUDGE_ROWS, workers, judge_chunk, &J);
+}
+
+static void judged_release(wbuild *b, wsource *s, const size_t *act, size_t na)
+{
+    for (size_t i = 0; i < na; i++) {
+        wtile *t = &s->t[act[i]];
+        if (t->judged) wrelease(b->m, (void **)&t->judged, t->nj ? t->nj : 1);
+    }
+}
+
 /* 建窗 step 5: records -> raster layers and span vector, band by band (a band: rows over which
  * the same tiles are read). The span columns are written row by row, and a fetched tile's spans
  * leave it as they are read, so no span is held twice for long. */
@@ -718,11 +778,12 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                 break;
             }
         if (rc == NM_OK) rc = fetch_views(b, s, act, na, err);
+        if (rc == NM_OK) rc = judge_band(b, s, act, na, j, jb, err);
         for (int32_t r = j; r < jb && rc == NM_OK; r++) {
             for (size_t k = 0; k < na; k++) {
                 wtile *t = &s->t[act[k]];
                 size_t a, e;
-                int64_t delta = row_run(t, wgx0, wgy0, nx, r, &a, &e);
+                int64_t delta = row_run(t, wgx0, wgy0, nx, r, t->pos, &a, &e);
                 if ((size_t)ns + (e - a) > bound) {
                     rc = nm_fail(err, NM_ERR_CORRUPT,
                                  "window step 5: tile %u holds more records than its directory says", t->id);
@@ -733,17 +794,20 @@ static int step5_expand(wbuild *b, wsource *s, nm_error *err)
                         push_span(w, &ns, (size_t)((int64_t)t->sp[q].cell + delta), t->sp[q].h, t->sp[q].bits,
                                   t->sp[q].scc);
                     cut_read_spans(t, a, m);
-                } else {
+                } else { /* judged: the spans in row order */
                     for (size_t q = a; q < e; q++) {
-                        size_t c = (size_t)((int64_t)t->v.recs[q].cell + delta);
-                        expand_record(b, &t->v.recs[q], &t->v.fields[q], c,
-                                      wgx0 + (int64_t)(c - (size_t)r * (size_t)nx), wgy0 + r, &ns);
+                        const nm_grid_rec *rec = &t->v.recs[q];
+                        const int bits = t->judged[q - t->j0];
+                        if (bits >= 0)
+                            push_span(w, &ns, (size_t)((int64_t)rec->cell + delta), rec->h, (uint8_t)bits,
+                                      rec->rid == w->region ? t->v.fields[q].scc : 0);
                     }
                     t->pos = e;
                 }
             }
             count_spans(m, &counted, ns);
         }
+        judged_release(b, s, act, na);
         if (rc) break;
         j = jb;
     }
@@ -1078,6 +1142,8 @@ static int span_index(wbuild *b, nm_error *err)
     }
     for (uint32_t q = 0; q < nocc; q++) {
         uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
+        if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
+            continue; /* face[q] stays 0 (walloc zeroes) */
         float lo = t->sp_h[a], hi = t->sp_h[a];
         for (uint32_t k = a; k < e; k++) {
             lo = fminf(lo, t->sp_h[k]);

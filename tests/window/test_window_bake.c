@@ -184,6 +184,15 @@ Test(window_bake, window_does_not_depend_on_the_worker_count, .timeout = 120)
     unbake(&b);
 }
 
+/* The request reads its tiles through a new, empty tile cache. */
+static void read_through_cache(nm_window_request *r, nm_bgrd_cache *cache, nm_bgrd_out *ws)
+{
+    memset(cache, 0, sizeof *cache);
+    memset(ws, 0, sizeof *ws);
+    ws->cache = cache;
+    r->reuse = ws;
+}
+
 static void expect_same_window(const nm_window *a, const nm_window *c, const char *what)
 {
     size_t cells = (size_t)a->win.nx * (size_t)a->win.ny;
@@ -255,11 +264,8 @@ Test(window_bake, tiles_read_in_place_give_the_window_of_the_decoded_record_tabl
     r.workers = workers;
     /* a cache that holds every tile (filled by the first build, read by the second) */
     nm_bgrd_cache cache;
-    memset(&cache, 0, sizeof cache);
     nm_bgrd_out ws;
-    memset(&ws, 0, sizeof ws);
-    ws.cache = &cache;
-    r.reuse = &ws;
+    read_through_cache(&r, &cache, &ws);
     /* read in place, the window holds only its layers and span table: <= 24 B a cell (the
      * record table made it ~57 here) */
     for (int round = 0; round < 2; round++) {
@@ -308,8 +314,21 @@ Test(window_bake, tiles_decoded_side_by_side_give_the_same_window, .timeout = 24
     cr_assert_eq(nm_window_build(&r, &one, &err), NM_OK, "%s", err.msg);
     cr_expect_eq(one.tiles_paired, 0);
     expect_same_window(&one, &two, "two workers");
-    nm_window_free(&one);
     nm_window_free(&two);
+    /* the tiles read in place from a cache, their rows judged on two workers (16-row chunks) */
+    nm_bgrd_cache cache;
+    nm_bgrd_out ws;
+    read_through_cache(&r, &cache, &ws);
+    r.workers = 2;
+    for (int round = 0; round < 2; round++) {
+        cr_assert_eq(nm_window_build(&r, &two, &err), NM_OK, "%s", err.msg);
+        expect_same_window(&one, &two, round ? "cache hits, two workers" : "cache filled, two workers");
+        nm_window_free(&two);
+    }
+    cr_expect_gt(cache.hits, 0);
+    nm_bgrd_cache_free(&cache);
+    nm_bgrd_out_free(&ws);
+    nm_window_free(&one);
     unbake(&b);
 }
 
@@ -325,11 +344,8 @@ Test(window_bake, a_kept_window_fits_a_seed_of_the_same_component, .timeout = 12
     nm_window_request r;
     request(&b, &r, 1);
     nm_bgrd_cache cache;
-    memset(&cache, 0, sizeof cache);
     nm_bgrd_out ws;
-    memset(&ws, 0, sizeof ws);
-    ws.cache = &cache;
-    r.reuse = &ws;
+    read_through_cache(&r, &cache, &ws);
     nm_error err = {0};
     nm_window kept;
     cr_assert_eq(nm_window_build(&r, &kept, &err), NM_OK, "%s", err.msg);
