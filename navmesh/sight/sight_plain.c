@@ -102,40 +102,44 @@ void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
     const int64_t nx = nx_, ny = ny_;
     /* Chebyshev distance to the nearest cell outside the set (outside the window counts), 255 at
      * most: the forward chamfer pass with unit weights, row by row (r holds the set's bits of the
-     * cells not yet reached), then the backward pass */
+     * cells not yet reached), then the backward pass. Selects, not branches: a cell's value feeds
+     * the next one's, and whether a cell is in the set is data the branch predictor cannot learn. */
     for (int64_t j = 0; j < ny; j++) {
         uint8_t *rr = r + j * nx;
-        const uint8_t *up = j > 0 ? rr - nx : rr; /* row j - 1 of r (after its forward pass) */
-        for (int64_t i = 0; i < nx; i++) {
-            if (!rr[i])
-                continue;
-            unsigned m = 0;
-            if (i > 0 && j > 0 && i < nx - 1) {
-                m = up[i - 1] < up[i] ? up[i - 1] : up[i];
-                m = up[i + 1] < m ? up[i + 1] : m;
-                m = rr[i - 1] < m ? rr[i - 1] : m;
-            }
-            rr[i] = (uint8_t)(m + 1 > 255 ? 255 : m + 1);
+        if (j == 0 || nx < 3) { /* next to the outside */
+            for (int64_t i = 0; i < nx; i++)
+                rr[i] = rr[i] ? 1 : 0;
+            continue;
+        }
+        const uint8_t *up = rr - nx; /* row j - 1 after its forward pass */
+        unsigned prev = rr[0] ? 1 : 0;
+        rr[0] = (uint8_t)prev;
+        for (int64_t i = 1; i < nx - 1; i++) {
+            unsigned m = up[i - 1] < up[i] ? up[i - 1] : up[i];
+            m = up[i + 1] < m ? up[i + 1] : m;
+            m = prev < m ? prev : m;
+            m = m < 255 ? m + 1 : 255;
+            prev = rr[i] ? m : 0;
+            rr[i] = (uint8_t)prev;
+        }
+        rr[nx - 1] = rr[nx - 1] ? 1 : 0;
+    }
+    if (ny > 0) /* the last row lies next to the outside */
+        for (uint8_t *rr = r + (ny - 1) * nx, *e = rr + nx; rr < e; rr++)
+            *rr = *rr ? 1 : 0;
+    for (int64_t j = ny - 2; j >= 0; j--) { /* columns 0 and nx - 1 are 1 already */
+        uint8_t *rr = r + j * nx;
+        const uint8_t *dn = rr + nx;
+        unsigned next = rr[nx - 1];
+        for (int64_t i = nx - 2; i > 0; i--) {
+            unsigned b = dn[i - 1] < dn[i] ? dn[i - 1] : dn[i];
+            b = dn[i + 1] < b ? dn[i + 1] : b;
+            b = next < b ? next : b;
+            const unsigned v = rr[i];
+            next = b + 1 < v ? b + 1 : v; /* 0 stays 0 */
+            rr[i] = (uint8_t)next;
         }
     }
-    for (int64_t j = ny; j-- > 0;)
-        for (int64_t i = nx; i-- > 0;) {
-            const size_t c = (size_t)(j * nx + i);
-            if (!r[c])
-                continue;
-            unsigned m = r[c];
-            if (i == 0 || j == ny - 1 || i == nx - 1)
-                m = 1;
-            else {
-                const uint8_t *dn = r + c + nx;
-                unsigned b = dn[-1];
-                b = dn[0] < b ? dn[0] : b;
-                b = dn[1] < b ? dn[1] : b;
-                b = r[c + 1] < b ? r[c + 1] : b;
-                m = b + 1 < m ? b + 1 : m;
-            }
-            r[c] = (uint8_t)m;
-        }
 }
 
 bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8_t *ground_far,
