@@ -749,11 +749,11 @@ Test(sight, plain_field_equals_the_cell_by_cell_definition)
     fx_free(&w);
 }
 
-/* A view with the plain field crosses plain stretches of every chord in jumps (issue 14: chords
- * from a corner parent near a wall start off the plain ground, then run hundreds of plain cells):
- * the same answers as without it, both ways, for span-centre chords (vis) and for chords between
- * any points (ok: the on-mask samples), on a window with broad plain areas between slopes,
- * cliffs, a deck, empty cells, forbidden steps and holes in the on mask. */
+/* A view with the on and ground fields crosses the stretches of every chord they vouch for in
+ * jumps (issue 14: chords from a corner parent near a wall start off the plain ground, then run
+ * hundreds of plain cells): the same answers as without them, both ways, for span-centre chords
+ * (vis) and for chords between any points (ok: the on-mask samples), on a window with broad plain
+ * areas between slopes, cliffs, a deck, empty cells, forbidden steps and holes in the on mask. */
 Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
 {
     enum { NX = 120, NY = 90 };
