@@ -382,6 +382,7 @@ typedef struct los_ctx {
     nm_sight_view view;
     uint8_t *ground;         /* nm_sight_plain_ground of the window (los_prep, else the first
                                 chord), NULL when it could not be made */
+    bool ground_tried;
     const uint8_t *on_mask;  /* the on mask `on_far` was made from */
     uint8_t *on_far;         /* nm_sight_far of it, NULL when it could not be made */
 } los_ctx;
@@ -401,8 +402,9 @@ static uint8_t *ground_field(const nm_window *w)
 static void los_prep(void *ctx)
 {
     los_ctx *c = (los_ctx *)ctx;
-    if (!c->ground)
+    if (!c->ground_tried)
         c->ground = ground_field(c->view.w);
+    c->ground_tried = true;
 }
 
 static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b)
@@ -410,8 +412,7 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
     los_ctx *c = (los_ctx *)ctx;
     const nm_window *w = c->view.w;
     const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
-    if (!c->ground)
-        los_prep(c);
+    los_prep(c); /* when the search did not */
     if (c->on_mask != solidc) { /* a new open area: its on field, once */
         nm_free(c->on_far);
         c->on_far = solidc ? nm_malloc(n) : NULL;

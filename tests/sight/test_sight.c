@@ -749,6 +749,40 @@ Test(sight, plain_field_equals_the_cell_by_cell_definition)
     fx_free(&w);
 }
 
+/* The on-mask samples the on field vouches for are skipped: on masks whose holes leave most cells
+ * within a cell or two of one (distances 1 and 2, where the skips are shortest and nearest the
+ * holes), chords of every direction between any points, some outside the window on either side,
+ * give nm_sight_off_mask's answer. It fails when a skip reaches past the cells the distance
+ * vouches for. */
+Test(sight, on_field_skips_give_the_answers_of_every_sample)
+{
+    enum { NX = 90, NY = 70 };
+    uint64_t seed = 0x6A09E667F3BCC909ULL;
+    nm_grid_window win = {2.0, 3.0, NX, NY};
+    static uint8_t on[NX * NY], far[NX * NY];
+    const unsigned holes[3] = {3, 7, 31};
+    uint32_t off = 0, through = 0;
+    for (int h = 0; h < 3; ++h) {
+        for (int c = 0; c < NX * NY; ++c)
+            on[c] = plain_rng(&seed) % holes[h] != 0;
+        memcpy(far, on, sizeof far);
+        nm_sight_far(NX, NY, far);
+        for (int t = 0; t < 100000; ++t) {
+            double px = 1.7 + (double)(plain_rng(&seed) % 2300) / 100.0, py = 2.7 + (double)(plain_rng(&seed) % 1800) / 100.0;
+            double qx = 1.7 + (double)(plain_rng(&seed) % 2300) / 100.0, qy = 2.7 + (double)(plain_rng(&seed) % 1800) / 100.0;
+            if (t % 4 == 0) /* short chords: a few samples in few cells */
+                qx = px + (double)(plain_rng(&seed) % 200) / 100.0 - 1.0, qy = py + (double)(plain_rng(&seed) % 200) / 100.0 - 1.0;
+            const bool m = nm_sight_off_mask(&win, on, px, py, qx, qy);
+            cr_assert_eq(nm_sight_off_mask_plain(&win, far, px, py, qx, qy), m, "holes 1/%u: (%.2f, %.2f) -> (%.2f, %.2f)",
+                         holes[h], px, py, qx, qy);
+            off += m;
+            through += !m;
+        }
+    }
+    cr_assert_gt(off, 50000, "chords that leave the mask (%u)", off);
+    cr_assert_gt(through, 20000, "chords that stay on it (%u)", through);
+}
+
 /* A view with the on and ground fields crosses the stretches of every chord they vouch for in
  * jumps (issue 14: chords from a corner parent near a wall start off the plain ground, then run
  * hundreds of plain cells): the same answers as without them, both ways, for span-centre chords
