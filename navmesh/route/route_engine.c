@@ -411,9 +411,9 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
 {
     los_ctx *c = (los_ctx *)ctx;
     const nm_window *w = c->view.w;
-    const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
     los_prep(c); /* when the search did not */
     if (c->on_mask != solidc) { /* a new open area: its on field, once */
+        const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
         nm_free(c->on_far);
         c->on_far = solidc ? nm_malloc(n) : NULL;
         if (c->on_far) {

@@ -484,17 +484,17 @@ static inline void push_span(nm_window *w, uint32_t *ns, size_t c, float h, uint
     w->sp_scc[k] = scc;
 }
 
-/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: decoded in
- * batches, each tile expanded into the raster layers right after its batch decodes (a cell's
- * records all come from its tile, in stored order, so the layers are the same in any tile order)
- * and kept only as its spans in the window. 建窗的内存: a whole tile, apron and all, is held only
- * while it decodes, its sidecar fields only for its records inside the window (a tile is ~1.2 M
- * cells with its apron, most of it outside a window at the window's edge); two tiles decode side
- * by side only while the build's bytes stay within the bound below (two at once were up to 7.7 B a
- * cell of a 3 M-cell window); the band of spans waits for the row order of the span vector. */
 /* A window's bytes a cell that step 5 may reach by decoding tiles side by side: issue 14's bound on
  * the whole build's peak. A second tile is decoded beside the first only within it. */
 #define NM_WINDOW_PAIR_BYTES_PER_CELL 24
+
+/* Step 5's workers for a band of `records` records: the request's count (at most
+ * NM_WORKER_LIMIT), or by default as many as the records are worth. */
+static int step5_workers(const wsource *s, size_t records)
+{
+    return s->workers > 0 ? (s->workers < NM_WORKER_LIMIT ? s->workers : NM_WORKER_LIMIT)
+                          : nm_workers_for(records, 0);
+}
 
 /* A tile being fetched: its decoded records and the sidecar columns of those in the window. */
 typedef struct fetched {
@@ -617,9 +617,15 @@ static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int 
     return rc;
 }
 
-/* The active tiles that neither a view nor an earlier band holds, decoded in batches of up to
- * the worker count: a tile joins a batch only while the build's bytes stay within
- * NM_WINDOW_PAIR_BYTES_PER_CELL a cell with every record of the batch and its fields counted. */
+/* Tiles the cache does not hold, for the active tiles that have nothing to read yet: decoded in
+ * batches, each tile expanded into the raster layers right after its batch decodes (a cell's
+ * records all come from its tile, in stored order, so the layers are the same in any tile order)
+ * and kept only as its spans in the window. 建窗的内存: a whole tile, apron and all, is held only
+ * while it decodes, its sidecar fields only for its records inside the window (a tile is ~1.2 M
+ * cells with its apron, most of it outside a window at the window's edge); two tiles decode side
+ * by side only while the build's bytes stay within NM_WINDOW_PAIR_BYTES_PER_CELL a cell with
+ * every record of the batch and its fields counted (two whole tiles at once were up to 7.7 B a
+ * cell of a 3 M-cell window); the band of spans waits for the row order of the span vector. */
 static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_error *err)
 {
     const size_t budget = (size_t)NM_WINDOW_PAIR_BYTES_PER_CELL * b->cells;
@@ -629,8 +635,7 @@ static int fetch_views(wbuild *b, wsource *s, const size_t *act, size_t na, nm_e
         if (!t->v.recs && !t->fetched)
             records += s->g ? s->g->zones[s->zone].tiles[t->id].records : 0;
     }
-    const int workers = s->workers > 0 ? (s->workers < NM_WORKER_LIMIT ? s->workers : NM_WORKER_LIMIT)
-                                       : nm_workers_for(records, 0);
+    const int workers = step5_workers(s, records);
     for (size_t k = 0; k <= na; k++) {
         const wtile *t = k < na ? &s->t[act[k]] : NULL;
         if (t && (t->v.recs || t->fetched)) continue;
@@ -703,8 +708,7 @@ static int judge_band(wbuild *b, wsource *s, const size_t *act, size_t na, int32
         if (!t->judged) return nm_fail(err, NM_ERR_NOMEM, "window step 5: out of memory (%zu records)", t->nj);
         records += t->nj;
     }
-    const int workers = s->workers > 0 ? (s->workers < NM_WORKER_LIMIT ? s->workers : NM_WORKER_LIMIT)
-                                       : nm_workers_for(records, 0);
+    const int workers = step5_workers(s, records);
     judge_job J = {b, s, act, na, j, jb};
     return nm_parallel_chunks(((size_t)(jb - j) + NM_JUDGE_ROWS - 1) / NM_JUDGE_ROWS, workers, judge_chunk, &J);
 }
