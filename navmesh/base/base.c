@@ -1,7 +1,8 @@
 /* base.c — errors, the allocation hook, and the deterministic static-chunk worker pool. */
-#define _DEFAULT_SOURCE /* madvise */
+/* madvise, mremap and malloc_usable_size come with _GNU_SOURCE (meson.build defines it) */
 #include "base.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -85,10 +86,10 @@ size_t nm_alloc_fail_after(size_t n)
 /* Blocks of NM_HUGE_BLOCK_MIN bytes or more (window layers, decoded tiles, search records) are read
  * and written over most of their length soon after they are allocated: on 4 KB pages each page
  * costs a fault, and where the machine is virtualised those faults were a fifth of a plan's time.
- * Their 2 MB-aligned interior is advised for transparent huge pages, whether glibc mapped the block
- * apart or took it from its heap; a refusal changes nothing. 2 MB rather than 4: the blocks of 2 to
- * 4 MB (a tile's records, the masks of a small window) made plans 2-3 % faster on both benchmark
- * worlds, same peak (tools/navbench/README.md, twelfth session). */
+ * Their 2 MB-aligned interior is advised for transparent huge pages; a refusal changes nothing.
+ * 2 MB rather than 4: the blocks of 2 to 4 MB (a tile's records, the masks of a small window) made
+ * plans 2-3 % faster on both benchmark worlds, same peak (tools/navbench/README.md, twelfth
+ * session). */
 static void *large_block(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -101,26 +102,274 @@ static void *large_block(void *p, size_t n)
     return p;
 }
 
+/* ---- kept pages ------------------------------------------------------------------------------
+ * Large blocks are mapped here, 2 MB-aligned, and when freed they stay mapped (up to NM_KEPT_MAX
+ * bytes in all) for the next ones instead of going back to the kernel. Why: on a guest with free
+ * page reporting (the benchmark machines: a virtio balloon, page_reporting_order=11) memory freed
+ * for about two seconds is handed back to the host, and the next touch of each of its pages then
+ * faults on the host too: 96 MB first touched in 107-152 ms against 6 ms for pages freed a moment
+ * earlier. Plans in a row paid it for every block larger than the last plan's, and a host that
+ * replans every few seconds on every plan. A request takes the smallest kept block that holds it
+ * (cut to size, its tail kept), else a fresh mapping into whose start the kept blocks are moved,
+ * largest first (mremap moves their pages without touching them). 128 MB kept gave the large
+ * world's legs 0.82-0.89 of their time for +1-3 % peak memory (+7 % on the demo town); 1 GB the
+ * same speed for +13-30 % (tools/navbench/README.md, fourteenth session). Under AddressSanitizer
+ * the C library's allocator is used instead, so the sanitizer still bounds every block. */
+#if defined(__linux__) && defined(MREMAP_FIXED) && !defined(__SANITIZE_ADDRESS__)
+#define NM_KEPT_PAGES 1
+#endif
+
+#ifdef NM_KEPT_PAGES
+#define KEPT_ALIGN ((size_t)2 << 20)
+#define KEPT_LIVE 4096 /* open-addressed table of the blocks in use (a power of two) */
+#define KEPT_FREE 64
+
+typedef struct kept_block {
+    void *p;
+    size_t cap; /* a multiple of KEPT_ALIGN */
+} kept_block;
+
+static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static kept_block g_live[KEPT_LIVE];
+static size_t g_nlive;
+static kept_block g_kept[KEPT_FREE];
+static size_t g_nkept, g_kept_bytes;
+
+static size_t live_slot(const void *p) { return ((uintptr_t)p >> 21) * 0x9E3779B97F4A7C15u >> 52 & (KEPT_LIVE - 1); }
+
+/* The slot holding p, or the empty slot where it would go. Under g_kept_mu. */
+static size_t live_find(const void *p)
+{
+    size_t i = live_slot(p);
+    while (g_live[i].p && g_live[i].p != p) i = (i + 1) & (KEPT_LIVE - 1);
+    return i;
+}
+
+/* Removes slot i, shifting back the entries of its probe run (no tombstones). Under g_kept_mu. */
+static void live_remove(size_t i)
+{
+    g_live[i].p = NULL;
+    g_nlive--;
+    for (size_t j = (i + 1) & (KEPT_LIVE - 1); g_live[j].p; j = (j + 1) & (KEPT_LIVE - 1)) {
+        const size_t home = live_slot(g_live[j].p);
+        /* j's entry may fill the hole at i unless its home lies cyclically in (i, j] */
+        const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            g_live[i] = g_live[j];
+            g_live[j].p = NULL;
+            i = j;
+        }
+    }
+}
+
+/* A fresh 2 MB-aligned mapping of cap bytes, advised for huge pages; NULL when refused. */
+static void *map_aligned(size_t cap)
+{
+    char *m = mmap(NULL, cap + KEPT_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    char *a = (char *)(((uintptr_t)m + KEPT_ALIGN - 1) & ~(uintptr_t)(KEPT_ALIGN - 1));
+    if (a > m) munmap(m, (size_t)(a - m));
+    if (a + cap < m + cap + KEPT_ALIGN) munmap(a + cap, (size_t)(m + cap + KEPT_ALIGN - (a + cap)));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(a, cap, MADV_HUGEPAGE);
+#endif
+    return a;
+}
+
+/* Moves the pages of [src, src + len) to dst, inside a mapping of ours; 1 when moved, else 0 with
+ * dst fresh (zeros) again: an older kernel unmaps the destination before it refuses a source that
+ * spans two mappings, so dst is mapped anew; -1 when even that is refused (dst is a hole). */
+static int move_pages(void *src, size_t len, char *dst)
+{
+    if (mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst) != MAP_FAILED) return 1;
+    void *m = mmap(dst, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    return m == MAP_FAILED ? -1 : 0;
+}
+
+/* Keeps b (under NM_KEPT_MAX and the list's length), else unmaps it. Under g_kept_mu. */
+static void keep(kept_block b)
+{
+    if (g_nkept < KEPT_FREE && g_kept_bytes + b.cap <= NM_KEPT_MAX) {
+        g_kept[g_nkept++] = b;
+        g_kept_bytes += b.cap;
+    } else {
+        munmap(b.p, b.cap);
+    }
+}
+
+/* Kept block i taken off the list, its first `take` bytes used and the rest kept. Under
+ * g_kept_mu. */
+static kept_block unkeep(size_t i, size_t take)
+{
+    const kept_block b = g_kept[i];
+    g_kept[i] = g_kept[--g_nkept];
+    g_kept_bytes -= b.cap;
+    if (take < b.cap) keep((kept_block){(char *)b.p + take, b.cap - take});
+    return b;
+}
+
+/* cap bytes (a multiple of KEPT_ALIGN) from kept pages where there are some: the smallest kept
+ * block that holds them (its tail stays kept), else a fresh mapping into whose start kept blocks
+ * are moved, largest first, until one will not move. *used: the bytes at the start that held
+ * earlier blocks. NULL when the kernel refuses. Under g_kept_mu. */
+static char *assemble(size_t cap, size_t *used)
+{
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < g_nkept; i++)
+        if (g_kept[i].cap >= cap && (best == SIZE_MAX || g_kept[i].cap < g_kept[best].cap)) best = i;
+    if (best != SIZE_MAX) {
+        *used = cap;
+        return unkeep(best, cap).p;
+    }
+    char *p = map_aligned(cap);
+    size_t off = 0;
+    while (p && off < cap && g_nkept) {
+        size_t big = 0;
+        for (size_t i = 1; i < g_nkept; i++)
+            if (g_kept[i].cap > g_kept[big].cap) big = i;
+        const size_t take = g_kept[big].cap < cap - off ? g_kept[big].cap : cap - off;
+        const int moved = move_pages(g_kept[big].p, take, p + off);
+        if (moved < 0) {
+            munmap(p, cap);
+            p = NULL;
+        }
+        if (moved <= 0) break;
+        unkeep(big, take);
+        off += take;
+    }
+    *used = off;
+    return p;
+}
+
+/* A block of n bytes (n >= NM_HUGE_BLOCK_MIN) made by assemble; its first *dirty bytes may hold
+ * an earlier block's data (the rest reads as zeros). NULL: use malloc. */
+static void *kept_take(size_t n, size_t *dirty)
+{
+    *dirty = 0;
+    if (n > SIZE_MAX - 2 * KEPT_ALIGN) return NULL;
+    const size_t cap = (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    pthread_mutex_lock(&g_kept_mu);
+    size_t used = 0;
+    char *p = g_nlive < KEPT_LIVE / 2 ? assemble(cap, &used) : NULL;
+    if (p) {
+        g_live[live_find(p)] = (kept_block){p, cap};
+        g_nlive++;
+        *dirty = used < n ? used : n;
+    }
+    pthread_mutex_unlock(&g_kept_mu);
+    return p;
+}
+
+/* Frees p when it is a block of ours (kept, or unmapped past NM_KEPT_MAX); false otherwise. */
+static bool kept_give(void *p)
+{
+    if (!p || ((uintptr_t)p & (KEPT_ALIGN - 1))) return false;
+    pthread_mutex_lock(&g_kept_mu);
+    const size_t i = live_find(p);
+    const kept_block b = g_live[i];
+    if (b.p) {
+        live_remove(i);
+        keep(b);
+    }
+    pthread_mutex_unlock(&g_kept_mu);
+    return b.p != NULL;
+}
+
+/* The usable bytes of p when it is a block of ours, else 0. */
+static size_t kept_cap(void *p)
+{
+    if (!p || ((uintptr_t)p & (KEPT_ALIGN - 1))) return 0;
+    pthread_mutex_lock(&g_kept_mu);
+    const kept_block b = g_live[live_find(p)];
+    pthread_mutex_unlock(&g_kept_mu);
+    return b.p ? b.cap : 0;
+}
+
+/* Our block p (cap bytes) grown to hold n: its pages moved to the start of a fresh mapping, or
+ * copied when the kernel will not move them (a block assembled from moved pieces may span several
+ * mappings); NULL when refused (p is then unchanged). */
+static void *kept_grow(void *p, size_t cap, size_t n)
+{
+    const size_t ncap = (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    pthread_mutex_lock(&g_kept_mu);
+    char *q = n > SIZE_MAX - 2 * KEPT_ALIGN ? NULL : map_aligned(ncap);
+    const int moved = q ? move_pages(p, cap, q) : 0;
+    if (moved < 0) {
+        munmap(q, ncap);
+        q = NULL;
+    }
+    if (q) {
+        if (!moved) memcpy(q, p, cap);
+        g_live[live_find(q)] = (kept_block){q, ncap};
+        g_nlive++;
+        live_remove(live_find(p));
+        if (!moved) keep((kept_block){p, cap});
+    }
+    pthread_mutex_unlock(&g_kept_mu);
+    return q;
+}
+
+size_t nm_kept_bytes(void)
+{
+    pthread_mutex_lock(&g_kept_mu);
+    const size_t n = g_kept_bytes;
+    pthread_mutex_unlock(&g_kept_mu);
+    return n;
+}
+
+void nm_kept_release(void)
+{
+    pthread_mutex_lock(&g_kept_mu);
+    for (size_t i = 0; i < g_nkept; i++) munmap(g_kept[i].p, g_kept[i].cap);
+    g_nkept = g_kept_bytes = 0;
+    pthread_mutex_unlock(&g_kept_mu);
+}
+#else
+static void *kept_take(size_t n, size_t *dirty) { (void)n; *dirty = 0; return NULL; }
+static bool kept_give(void *p) { (void)p; return false; }
+static size_t kept_cap(void *p) { (void)p; return 0; }
+static void *kept_grow(void *p, size_t cap, size_t n) { (void)p; (void)cap; (void)n; return NULL; }
+size_t nm_kept_bytes(void) { return 0; }
+void nm_kept_release(void) {}
+#endif
+
 void *nm_malloc(size_t n)
 {
     if (alloc_should_fail()) return NULL;
-    return large_block(malloc(n ? n : 1), n);
+    size_t dirty;
+    void *p = n >= NM_HUGE_BLOCK_MIN ? kept_take(n, &dirty) : NULL;
+    return p ? p : large_block(malloc(n ? n : 1), n);
 }
 
 void *nm_calloc(size_t count, size_t size)
 {
-    size_t total;
+    size_t total, dirty;
     if (!nm_mul_ok(count, size, &total) || alloc_should_fail()) return NULL;
+    void *p = total >= NM_HUGE_BLOCK_MIN ? kept_take(total, &dirty) : NULL;
+    if (p) return memset(p, 0, dirty), p;
     return large_block(calloc(total ? total : 1, 1), total);
 }
 
 void *nm_realloc(void *p, size_t n)
 {
     if (alloc_should_fail()) return NULL;
-    return large_block(realloc(p, n ? n : 1), n);
+    const size_t cap = kept_cap(p);
+    if (cap) return n <= cap ? p : kept_grow(p, cap, n); /* a block of ours is not shrunk */
+    size_t dirty;
+    void *q = n >= NM_HUGE_BLOCK_MIN ? kept_take(n, &dirty) : NULL;
+    if (!q) return large_block(realloc(p, n ? n : 1), n);
+    if (p) { /* the C library's block moves to one of ours */
+        const size_t had = malloc_usable_size(p);
+        memcpy(q, p, had < n ? had : n);
+        free(p);
+    }
+    return q;
 }
 
-void nm_free(void *p) { free(p); }
+void nm_free(void *p)
+{
+    if (!kept_give(p)) free(p);
+}
 
 bool nm_mul_ok(size_t a, size_t b, size_t *out)
 {

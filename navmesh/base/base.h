@@ -57,6 +57,12 @@ void nm_free(void *p);
 /* Blocks of at least NM_HUGE_BLOCK_MIN bytes from the calls above are advised for transparent
  * huge pages (their 2 MB-aligned interior, when they hold one; a refusal changes nothing). */
 enum { NM_HUGE_BLOCK_MIN = 2 << 20 };
+/* Those blocks, once freed, stay mapped for the next ones, up to NM_KEPT_MAX bytes in all (kept
+ * pages: base.c says why); nm_kept_release unmaps them (an engine's close calls it) and
+ * nm_kept_bytes counts them. Builds with AddressSanitizer keep none. */
+#define NM_KEPT_MAX ((size_t)128 << 20)
+size_t nm_kept_bytes(void);
+void nm_kept_release(void);
 /* Overflow-checked count * size; returns false on overflow. */
 bool nm_mul_ok(size_t a, size_t b, size_t *out);
 /* Test hook: fail the n-th allocation from now (n >= 1), 0 = never. Returns allocations counted

@@ -142,6 +142,7 @@ void nm_route_engine_close(nm_route_engine *e)
     nm_search_state_free(e->kept_state);
     blockers_free(e->kept_blk);
     memset(e, 0, sizeof *e);
+    nm_kept_release(); /* a closed zone's pages go back (another engine's plans map theirs anew) */
 }
 
 void nm_route_result_free(nm_route_result *r)

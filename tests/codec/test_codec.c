@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -525,6 +526,172 @@ Test(alloc, a_block_holding_a_2mb_page_is_advised_for_huge_pages)
     }
     cr_expect(strstr(flags, " hg") != NULL, "VmFlags of the block's 2 MB page: %s", flags);
     nm_free(p);
+}
+
+/* Are freed large blocks kept on this build (none under AddressSanitizer)? Leaves none kept. */
+static bool kept_pages_on(void)
+{
+    nm_kept_release();
+    void *p = nm_malloc(NM_HUGE_BLOCK_MIN);
+    nm_free(p);
+    const bool on = nm_kept_bytes() > 0;
+    nm_kept_release();
+    return on;
+}
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Two large blocks of a and b MB, written with non-zero bytes and freed (kept): their addresses. */
+static void keep_two(size_t a, size_t b, unsigned char **pa, unsigned char **pb)
+{
+    const size_t mb = (size_t)1 << 20;
+    *pa = nm_malloc(a * mb);
+    *pb = nm_malloc(b * mb);
+    cr_assert(*pa && *pb);
+    memset(*pa, 0xAB, a * mb);
+    memset(*pb, 0xCD, b * mb);
+    nm_free(*pa);
+    nm_free(*pb);
+}
+
+/* A freed large block stays mapped and serves the next one: the smallest that holds it is cut (its
+ * tail stays kept), and nm_calloc's block reads zeros although the pages held another block's
+ * bytes. */
+Test(alloc, a_kept_block_serves_the_next_one_zeroed)
+{
+    if (!kept_pages_on())
+        cr_skip_test("no kept pages on this build (AddressSanitizer)");
+    const size_t mb = (size_t)1 << 20;
+    unsigned char *small, *big;
+    keep_two(4, 10, &small, &big);
+    cr_assert_eq(nm_kept_bytes(), 14 * mb);
+    unsigned char *q = nm_calloc(3, mb); /* 3 MB: the 4 MB block, cut to 4 (2 MB pages) */
+    cr_assert_eq(q, small, "the smallest kept block that holds the request");
+    cr_expect(all_zero(q, 3 * mb), "nm_calloc from kept pages reads zeros");
+    cr_expect_eq(nm_kept_bytes(), 10 * mb);
+    unsigned char *r = nm_calloc(5, mb); /* the 10 MB block cut to 6; its 4 MB tail stays kept */
+    cr_assert_eq(r, big);
+    cr_expect(all_zero(r, 5 * mb));
+    cr_expect_eq(nm_kept_bytes(), 4 * mb);
+    nm_free(q);
+    nm_free(r);
+    cr_expect_eq(nm_kept_bytes(), 14 * mb);
+    nm_kept_release();
+    cr_expect_eq(nm_kept_bytes(), 0);
+}
+
+/* A request larger than every kept block takes their pages (moved into its mapping) and reads
+ * zeros; nothing is kept past NM_KEPT_MAX. */
+Test(alloc, a_block_larger_than_the_kept_ones_takes_their_pages)
+{
+    if (!kept_pages_on())
+        cr_skip_test("no kept pages on this build (AddressSanitizer)");
+    const size_t mb = (size_t)1 << 20;
+    unsigned char *a, *b;
+    keep_two(4, 6, &a, &b);
+    unsigned char *c = nm_calloc(1, 15 * mb);
+    cr_assert_not_null(c);
+    cr_expect_eq(nm_kept_bytes(), 0, "both kept blocks moved into the new one");
+    cr_expect(all_zero(c, 15 * mb));
+    memset(c, 0x33, 15 * mb);
+    nm_free(c);
+    cr_expect_eq(nm_kept_bytes(), 16 * mb);
+    /* more than NM_KEPT_MAX freed: the rest is unmapped */
+    const size_t n = NM_KEPT_MAX / (8 * mb) + 4;
+    void **v = nm_calloc(n, sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_not_null(v[i] = nm_malloc(8 * mb));
+    for (size_t i = 0; i < n; i++)
+        nm_free(v[i]);
+    nm_free(v);
+    cr_expect_leq(nm_kept_bytes(), (size_t)NM_KEPT_MAX);
+    cr_expect_geq(nm_kept_bytes(), (size_t)NM_KEPT_MAX - 8 * mb);
+    nm_kept_release();
+}
+
+/* A kept block made of moved pieces (several mappings, which the kernel may refuse to move as
+ * one) still serves: moved into a larger block, or that block gets fresh pages; grown by
+ * nm_realloc, moved or copied. Nothing reads garbage, nothing faults. */
+Test(alloc, a_block_made_of_moved_pieces_serves_again)
+{
+    if (!kept_pages_on())
+        cr_skip_test("no kept pages on this build (AddressSanitizer)");
+    const size_t mb = (size_t)1 << 20;
+    unsigned char *a, *b;
+    keep_two(4, 4, &a, &b);
+    unsigned char *c = nm_malloc(10 * mb); /* a's and b's pages, then fresh ones */
+    cr_assert_not_null(c);
+    memset(c, 3, 10 * mb);
+    nm_free(c);
+    unsigned char *d = nm_calloc(12, mb);
+    cr_assert_not_null(d);
+    cr_expect(all_zero(d, 12 * mb));
+    memset(d, 4, 12 * mb);
+    nm_free(d);
+    unsigned char *e = nm_malloc(12 * mb);
+    cr_assert_not_null(e);
+    for (size_t i = 0; i < 12 * mb; i++)
+        e[i] = (unsigned char)(i * 7);
+    unsigned char *f = nm_realloc(e, 30 * mb);
+    cr_assert_not_null(f);
+    for (size_t i = 0; i < 12 * mb; i++)
+        cr_assert_eq(f[i], (unsigned char)(i * 7), "byte %zu", i);
+    memset(f + 12 * mb, 5, 18 * mb);
+    nm_free(f);
+    nm_kept_release();
+    /* a kept block the kernel will not move (a hole in it, made here by hand): the larger block
+     * takes fresh pages instead, whole */
+    unsigned char *g = nm_malloc(8 * mb);
+    cr_assert_not_null(g);
+    memset(g, 6, 8 * mb);
+    cr_assert_eq(munmap(g + 2 * mb, 2 * mb), 0);
+    nm_free(g);
+    unsigned char *h = nm_calloc(1, 12 * mb);
+    cr_assert_not_null(h);
+    cr_expect(all_zero(h, 12 * mb));
+    memset(h, 7, 12 * mb);
+    unsigned char *k = nm_realloc(h, 20 * mb);
+    cr_assert_not_null(k);
+    for (size_t i = 0; i < 12 * mb; i += 4096)
+        cr_assert_eq(k[i], 7);
+    nm_free(k);
+    nm_kept_release();
+}
+
+/* nm_realloc keeps a block's bytes whichever allocator holds it: grown from a small block into a
+ * large one, grown again (kept pages or not), and a shrink keeps the block in place. */
+Test(alloc, realloc_keeps_the_bytes_across_the_large_block_threshold)
+{
+    const size_t mb = (size_t)1 << 20;
+    uint32_t *p = nm_malloc(1000 * sizeof *p);
+    cr_assert_not_null(p);
+    for (uint32_t i = 0; i < 1000; i++)
+        p[i] = i * 2654435761u;
+    size_t n = 1000;
+    const size_t grow[] = {3 * mb, 9 * mb, 9 * mb + 5, 20 * mb};
+    for (size_t g = 0; g < sizeof grow / sizeof *grow; g++) {
+        p = nm_realloc(p, grow[g]);
+        cr_assert_not_null(p);
+        for (uint32_t i = 0; i < n; i++)
+            cr_assert_eq(p[i], i * 2654435761u, "word %u after growing to %zu bytes", i, grow[g]);
+        const size_t m = grow[g] / sizeof *p;
+        for (size_t i = n; i < m; i++)
+            p[i] = (uint32_t)i * 2654435761u;
+        n = m;
+    }
+    uint32_t *q = nm_realloc(p, 3 * mb);
+    cr_assert_not_null(q);
+    for (uint32_t i = 0; i < 3 * mb / sizeof *q; i++)
+        cr_assert_eq(q[i], i * 2654435761u);
+    nm_free(q);
+    nm_kept_release();
 }
 
 /* A directory opens for reading on Linux and sizes as a huge file: the error names it, raw or
