@@ -286,6 +286,18 @@ static size_t kept_cap(void *p)
     return b.p ? b.cap : 0;
 }
 
+/* Our block p (cap bytes) cut to hold n bytes (its tail kept, or unmapped past the cap). */
+static void *kept_shrink(void *p, size_t cap, size_t n)
+{
+    const size_t ncap = n < KEPT_ALIGN ? KEPT_ALIGN : (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    if (ncap >= cap) return p;
+    pthread_mutex_lock(&g_kept_mu);
+    g_live[live_find(p)].cap = ncap;
+    keep((kept_block){(char *)p + ncap, cap - ncap});
+    pthread_mutex_unlock(&g_kept_mu);
+    return p;
+}
+
 /* Our block p (cap bytes) grown to hold n: its pages moved to the start of a fresh mapping, or
  * copied when the kernel will not move them (a block assembled from moved pieces may span several
  * mappings); NULL when refused (p is then unchanged). */
@@ -330,6 +342,7 @@ static void *kept_take(size_t n, size_t *dirty) { (void)n; *dirty = 0; return NU
 static bool kept_give(void *p) { (void)p; return false; }
 static size_t kept_cap(void *p) { (void)p; return 0; }
 static void *kept_grow(void *p, size_t cap, size_t n) { (void)p; (void)cap; (void)n; return NULL; }
+static void *kept_shrink(void *p, size_t cap, size_t n) { (void)cap; (void)n; return p; }
 size_t nm_kept_bytes(void) { return 0; }
 void nm_kept_release(void) {}
 #endif
@@ -355,7 +368,7 @@ void *nm_realloc(void *p, size_t n)
 {
     if (alloc_should_fail()) return NULL;
     const size_t cap = kept_cap(p);
-    if (cap) return n <= cap ? p : kept_grow(p, cap, n); /* a block of ours is not shrunk */
+    if (cap) return n <= cap ? kept_shrink(p, cap, n) : kept_grow(p, cap, n);
     size_t dirty;
     void *q = n >= NM_HUGE_BLOCK_MIN ? kept_take(n, &dirty) : NULL;
     if (!q) return large_block(realloc(p, n ? n : 1), n);

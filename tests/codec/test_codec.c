@@ -666,9 +666,11 @@ Test(alloc, a_block_made_of_moved_pieces_serves_again)
 }
 
 /* nm_realloc keeps a block's bytes whichever allocator holds it: grown from a small block into a
- * large one, grown again (kept pages or not), and a shrink keeps the block in place. */
+ * large one, grown again (kept pages or not); a shrink keeps the block in place and hands its
+ * tail to the kept pages. */
 Test(alloc, realloc_keeps_the_bytes_across_the_large_block_threshold)
 {
+    const bool kept = kept_pages_on();
     const size_t mb = (size_t)1 << 20;
     uint32_t *p = nm_malloc(1000 * sizeof *p);
     cr_assert_not_null(p);
@@ -690,6 +692,10 @@ Test(alloc, realloc_keeps_the_bytes_across_the_large_block_threshold)
     cr_assert_not_null(q);
     for (uint32_t i = 0; i < 3 * mb / sizeof *q; i++)
         cr_assert_eq(q[i], i * 2654435761u);
+    if (kept) {
+        cr_expect_eq(q, p, "a shrink stays in place");
+        cr_expect_geq(nm_kept_bytes(), 16 * mb, "the 20 MB block's last 16 MB are kept");
+    }
     nm_free(q);
     nm_kept_release();
 }
