@@ -112,8 +112,8 @@ static void *large_block(void *p, size_t n)
  * replans every few seconds on every plan. A request takes the smallest kept block that holds it
  * (cut to size, its tail kept), else a fresh mapping into whose start the kept blocks are moved,
  * largest first (mremap moves their pages without touching them). 128 MB kept: the large
- * world's legs took 0.82-0.91 of their time for +1-3 % peak memory, the demo town's 1.01-1.05
- * for +7 %; 1 GB, the same speed for +13-30 % (tools/navbench/README.md, fourteenth session).
+ * world's legs took 0.82-0.91 of their time for +3 % peak memory, the demo town's 1.01-1.05 for
+ * +5 %; 1 GB, the same speed for +13-30 % (tools/navbench/README.md, fourteenth session).
  * Under AddressSanitizer the C library's allocator is used instead, so the sanitizer still bounds
  * every block. */
 #if defined(__linux__) && defined(MREMAP_FIXED) && !defined(__SANITIZE_ADDRESS__)
