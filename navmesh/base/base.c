@@ -163,6 +163,13 @@ static void live_remove(size_t i)
     }
 }
 
+/* A block's size for n bytes: whole 2 MB pages, at least one; 0 when n is too large to map. */
+static size_t kept_size(size_t n)
+{
+    if (n > SIZE_MAX - 2 * KEPT_ALIGN) return 0;
+    return n < KEPT_ALIGN ? KEPT_ALIGN : (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+}
+
 /* A fresh 2 MB-aligned mapping of cap bytes, advised for huge pages; NULL when refused. */
 static void *map_aligned(size_t cap)
 {
@@ -242,13 +249,13 @@ static char *assemble(size_t cap, size_t *used)
     return p;
 }
 
-/* A block of n bytes (n >= NM_HUGE_BLOCK_MIN) made by assemble; its first *dirty bytes may hold
- * an earlier block's data (the rest reads as zeros). NULL: use malloc. */
+/* A block of n bytes made by assemble, for n of NM_HUGE_BLOCK_MIN and more; its first *dirty bytes
+ * may hold an earlier block's data (the rest reads as zeros). NULL: use malloc. */
 static void *kept_take(size_t n, size_t *dirty)
 {
     *dirty = 0;
-    if (n > SIZE_MAX - 2 * KEPT_ALIGN) return NULL;
-    const size_t cap = (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    const size_t cap = kept_size(n);
+    if (n < NM_HUGE_BLOCK_MIN || !cap) return NULL;
     pthread_mutex_lock(&g_kept_mu);
     size_t used = 0;
     char *p = g_nlive < KEPT_LIVE / 2 ? assemble(cap, &used) : NULL;
@@ -289,7 +296,7 @@ static size_t kept_cap(void *p)
 /* Our block p (cap bytes) cut to hold n bytes (its tail kept, or unmapped past the cap). */
 static void *kept_shrink(void *p, size_t cap, size_t n)
 {
-    const size_t ncap = n < KEPT_ALIGN ? KEPT_ALIGN : (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    const size_t ncap = kept_size(n);
     if (ncap >= cap) return p;
     pthread_mutex_lock(&g_kept_mu);
     g_live[live_find(p)].cap = ncap;
@@ -303,9 +310,9 @@ static void *kept_shrink(void *p, size_t cap, size_t n)
  * mappings); NULL when refused (p is then unchanged). */
 static void *kept_grow(void *p, size_t cap, size_t n)
 {
-    const size_t ncap = (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
+    const size_t ncap = kept_size(n);
     pthread_mutex_lock(&g_kept_mu);
-    char *q = n > SIZE_MAX - 2 * KEPT_ALIGN ? NULL : map_aligned(ncap);
+    char *q = ncap ? map_aligned(ncap) : NULL;
     const int moved = q ? move_pages(p, cap, q) : 0;
     if (moved < 0) {
         munmap(q, ncap);
@@ -351,7 +358,7 @@ void *nm_malloc(size_t n)
 {
     if (alloc_should_fail()) return NULL;
     size_t dirty;
-    void *p = n >= NM_HUGE_BLOCK_MIN ? kept_take(n, &dirty) : NULL;
+    void *p = kept_take(n, &dirty);
     return p ? p : large_block(malloc(n ? n : 1), n);
 }
 
@@ -359,7 +366,7 @@ void *nm_calloc(size_t count, size_t size)
 {
     size_t total, dirty;
     if (!nm_mul_ok(count, size, &total) || alloc_should_fail()) return NULL;
-    void *p = total >= NM_HUGE_BLOCK_MIN ? kept_take(total, &dirty) : NULL;
+    void *p = kept_take(total, &dirty);
     if (p) return memset(p, 0, dirty), p;
     return large_block(calloc(total ? total : 1, 1), total);
 }
@@ -370,7 +377,7 @@ void *nm_realloc(void *p, size_t n)
     const size_t cap = kept_cap(p);
     if (cap) return n <= cap ? kept_shrink(p, cap, n) : kept_grow(p, cap, n);
     size_t dirty;
-    void *q = n >= NM_HUGE_BLOCK_MIN ? kept_take(n, &dirty) : NULL;
+    void *q = kept_take(n, &dirty);
     if (!q) return large_block(realloc(p, n ? n : 1), n);
     if (p) { /* the C library's block moves to one of ours */
         const size_t had = malloc_usable_size(p);
