@@ -18,7 +18,7 @@
 # run, and every plan of it must give the same result. On a machine whose memory is handed back
 # to the host, the plans after the first run each leg with pages the process already holds, which
 # separates a change's own cost from the page faults around it (tools/navbench/README.md,
-# fifteenth session: an 8-ary heap read 0.93 on single plans and 1.03 on repeated ones).
+# fifteenth session: an 8-ary heap read 0.93-0.97 on single plans, its candidate 1.03 on repeated ones).
 set -euo pipefail
 if [ $# -lt 5 ] || [ "$4" != "--" ]; then
   echo "usage: $0 OLD_NAVBENCH NEW_NAVBENCH RUNS -- NAVBENCH_ARGS..." >&2
