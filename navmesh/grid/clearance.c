@@ -269,6 +269,12 @@ static inline void ns_sweep_row(const ns_state *s, int32_t j, int dir)
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
                            nm_error *err)
 {
+    return nm_grid_nearest_source_rows(nx, ny, obst, src, NULL, err);
+}
+
+int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
+                                atomic_int *final_from, nm_error *err)
+{
     int rc = grid_args(nx, ny, obst, src, "NearestSource", err);
     if (rc)
         return rc;
@@ -288,13 +294,16 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
             ns_sweep_row(&s, j, 1);
         ns_sweep_row(&s, j, -1);
     }
-    /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. */
+    /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. No
+     * later step writes a row below, so each row is final once swept. */
     for (int32_t j = ny - 1; j >= 0; j--) {
         if (j + 1 < ny)
             ns_sweep_near(&s, j, src + (size_t)(j + 1) * (size_t)nx, -1);
         else
             ns_sweep_row(&s, j, -1);
         ns_sweep_row(&s, j, 1);
+        if (final_from)
+            atomic_store_explicit(final_from, j, memory_order_release);
     }
     return NM_OK;
 }

@@ -16,6 +16,7 @@
 #define NM_GRID_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdbool.h>
 
@@ -276,6 +277,10 @@ float nm_grid_clearance_px(uint16_t q);
  * source only when strictly nearer (ties keep the existing source). Errors: NM_ERR_ARG. */
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
                            nm_error *err);
+/* The same, telling another thread as it goes which rows are final: final_from (release) falls
+ * from ny to 0, and rows final_from .. ny - 1 of src are not written again (NULL: no telling). */
+int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
+                                atomic_int *final_from, nm_error *err);
 
 /* MedialAxis (lambda-medial axis, lambda = kClrLambda = 2 cells): medial[c] = 1 for a free cell c
  * having a free 8-neighbour o, both with a source, such that the squared cell distance between

@@ -369,8 +369,6 @@ static int chain_out(const leg *L, const solve_res *r, nm_search_chain *c, nm_er
     return NM_OK;
 }
 
-/* The corridor (走廊) from the topology path and the open area solidc; band ∧ lim into limg.
- * Returns 1 when a small window's band enters the outer ring. */
 /* A cell in the trust zone's outer ring (within m of a window side that is not on the region
  * rectangle: region_sides bits 0 x0, 1 y0, 2 x1, 3 y1). */
 static bool in_outer_ring(unsigned region_sides, int64_t i, int64_t j, int64_t nx, int64_t ny, int64_t m)
@@ -379,8 +377,78 @@ static bool in_outer_ring(unsigned region_sides, int64_t i, int64_t j, int64_t n
            (!(region_sides & 4u) && i >= nx - m) || (!(region_sides & 8u) && j >= ny - m);
 }
 
-static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint8_t *limg,
-                    uint8_t *solidc, nm_error *err)
+/* The corridor's cells over rows [j0, j1): the band (the nearest seed's clearance around it) ∧
+ * lim into limg, the open area into solidc. Reads each cell's own source only, so rows can be
+ * made as NearestSource finishes them. Returns 1 when a small window's band cell is in the outer
+ * ring. */
+typedef struct corridor_job {
+    const leg *L;
+    const uint8_t *lim, *seeds;
+    const int32_t *src;
+    uint8_t *limg, *solidc;
+    atomic_int final_from; /* NearestSource: rows final_from .. ny - 1 are final */
+    atomic_int claim;      /* rows claim .. ny - 1 are taken by a thread */
+    int edge[2];           /* corridor_cells' flag, per thread */
+} corridor_job;
+
+static int corridor_cells(const corridor_job *cj, uint32_t j0, uint32_t j1)
+{
+    const leg *L = cj->L;
+    const nm_sctx *s = &L->s;
+    const nm_window *w = s->w;
+    const int64_t m = NM_kTrustMargin;
+    const nm_grid_divider row = nm_grid_divider_of(s->nx); /* no division a cell */
+    int edge = 0;
+    for (uint32_t j = j0; j < j1; j++)
+        for (uint32_t i = 0, c = j * s->nx; i < s->nx; i++, c++) {
+            double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
+            bool in = cj->seeds[c] != 0;
+            const int32_t sc = cj->src[c];
+            if (sc >= 0) {
+                hw = w->dist[sc];
+                if (!in) { /* the seed's own cells need no distance */
+                    const uint32_t sj = nm_grid_div(&row, (uint32_t)sc), si = (uint32_t)sc - sj * s->nx;
+                    double ex = ((double)i - (double)si) * NM_kCS;
+                    double ey = ((double)j - (double)sj) * NM_kCS;
+                    in = ex * ex + ey * ey <= hw * hw;
+                }
+            }
+            double thr = NM_kClrPref + NM_kGeoMargin;
+            if (NM_kChordFrac * hw > thr)
+                thr = NM_kChordFrac * hw;
+            cj->solidc[c] = (uint8_t)(w->dist[c] >= thr);
+            cj->limg[c] = (uint8_t)(in && (!cj->lim || cj->lim[c]));
+            if (in && L->req->small && in_outer_ring(L->req->region_sides, i, j, s->nx, s->ny, m))
+                edge = 1;
+        }
+    return edge;
+}
+
+/* Takes chunks of final rows, last rows first, until every row is taken. The thread beside
+ * NearestSource waits for rows (a short sleep: the sweeps' first pass finishes none); the one
+ * that ran it finds every row final. */
+static void corridor_share(corridor_job *cj, int who)
+{
+    enum { CHUNK = 32 };
+    for (;;) {
+        int c = atomic_load_explicit(&cj->claim, memory_order_acquire);
+        if (c <= 0)
+            return;
+        const int f = atomic_load_explicit(&cj->final_from, memory_order_acquire);
+        if (f >= c) {
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+            continue;
+        }
+        const int lo = c - CHUNK > f ? c - CHUNK : f;
+        if (atomic_compare_exchange_weak_explicit(&cj->claim, &c, lo, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            cj->edge[who] |= corridor_cells(cj, (uint32_t)lo, (uint32_t)c);
+    }
+}
+
+/* The corridor (走廊) from the topology path and the open area solidc, on this thread's share
+ * of the rows (cj set up by the caller, the other share taken beside it). */
+static int corridor(leg *L, const nm_search_path *seed, corridor_job *cj, nm_error *err)
 {
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
@@ -390,39 +458,27 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
     uint8_t *seeds = s->seen;
     memset(seeds, 0, s->ncell);
     mark_cells(seeds, seed->cell, seed->n);
-    int rc = nm_grid_nearest_source(w->win.nx, w->win.ny, seeds, src, err);
-    int edge = 0;
-    const int64_t m = NM_kTrustMargin;
-    const nm_grid_divider row = nm_grid_divider_of(s->nx); /* no division a cell */
-    for (uint32_t c = 0, i = 0, j = 0; rc == NM_OK && c < s->ncell; c++) {
-        double hw = 0.0; /* corridor half-width: the nearest seed's clearance */
-        bool in = seeds[c] != 0;
-        if (src[c] >= 0) {
-            hw = w->dist[src[c]];
-            if (!in) { /* the seed's own cells need no distance */
-                const uint32_t sj = nm_grid_div(&row, (uint32_t)src[c]), si = (uint32_t)src[c] - sj * s->nx;
-                double ex = ((double)i - (double)si) * NM_kCS;
-                double ey = ((double)j - (double)sj) * NM_kCS;
-                in = ex * ex + ey * ey <= hw * hw;
-            }
-        }
-        double thr = NM_kClrPref + NM_kGeoMargin;
-        if (NM_kChordFrac * hw > thr)
-            thr = NM_kChordFrac * hw;
-        solidc[c] = (uint8_t)(w->dist[c] >= thr);
-        limg[c] = (uint8_t)(in && (!lim || lim[c]));
-        if (in && L->req->small && in_outer_ring(L->req->region_sides, i, j, s->nx, s->ny, m))
-            edge = 1;
-        if (++i == s->nx) { /* (i, j) = (c % nx, c / nx) without the divisions */
-            i = 0;
-            j++;
-        }
+    cj->src = src;
+    cj->seeds = seeds;
+    int rc = nm_grid_nearest_source_rows(w->win.nx, w->win.ny, seeds, src, &cj->final_from, err);
+    if (rc) {
+        atomic_store(&cj->claim, 0); /* the thread beside it stops */
+        return rc;
     }
-    /* The band must hold the seed path as a path of the geometry layer: a diagonal step needs both
-     * side cells (no corner cutting), and a seed whose clearance is under one cell (kCS) does not
-     * cover them, so the layer found no path in the corridor. The topology layer took the step,
-     * so both side cells are in its lim. */
-    for (uint32_t k = 1; rc == NM_OK && k < seed->n; k++) {
+    corridor_share(cj, 0);
+    return NM_OK;
+}
+
+/* The band must hold the seed path as a path of the geometry layer: a diagonal step needs both
+ * side cells (no corner cutting), and a seed whose clearance is under one cell (kCS) does not
+ * cover them, so the layer found no path in the corridor. The topology layer took the step, so
+ * both side cells are in its lim. Returns 1 when a small window's added cell is in the outer ring. */
+static int corridor_sides(leg *L, const nm_search_path *seed, const uint8_t *lim, uint8_t *limg)
+{
+    const nm_sctx *s = &L->s;
+    const int64_t m = NM_kTrustMargin;
+    int edge = 0;
+    for (uint32_t k = 1; k < seed->n; k++) {
         if (seed->link[k])
             continue;
         const uint32_t a = seed->cell[k - 1], b = seed->cell[k];
@@ -439,7 +495,7 @@ static int corridor(leg *L, const nm_search_path *seed, const uint8_t *lim, uint
                 edge = 1;
         }
     }
-    return rc ? rc : edge;
+    return edge;
 }
 
 /* 收尾检查 2: forbidden steps crossed by the final path that are not links. */
@@ -809,29 +865,38 @@ static bool two_threads(const leg *L)
     return !(workers == 1 || (workers <= 0 && nm_workers_for(L->s.nspans, 0) < 2));
 }
 
-static void *los_prep_main(void *p)
+/* The second thread of the corridor: the sight's window-only work, then its share of the rows. */
+static void *beside_main(void *p)
 {
-    const nm_search_request *req = p;
-    req->los_prep(req->los_ctx);
+    corridor_job *cj = p;
+    const nm_search_request *req = cj->L->req;
+    if (req->los_prep)
+        req->los_prep(req->los_ctx);
+    corridor_share(cj, 1);
     return NULL;
 }
 
-/* The corridor, with the sight's window-only work (req->los_prep) beside it on a second thread
- * when there may be two, else before it. */
+/* The corridor, with the sight's window-only work (req->los_prep) and a share of the corridor's
+ * rows beside it on a second thread when there may be two, else before it. Returns 1 when a
+ * small window's band enters the outer ring. */
 static int corridor_and_prep(leg *L, uint8_t *limg, uint8_t *solidc, nm_error *err)
 {
     const nm_search_request *req = L->req;
+    const nm_search_path *seed = &L->out->topo;
+    corridor_job cj = {.L = L, .lim = L->topo_lim, .limg = limg, .solidc = solidc};
+    atomic_init(&cj.final_from, (int)L->s.ny);
+    atomic_init(&cj.claim, (int)L->s.ny);
     pthread_t th;
-    bool beside = false;
-    if (req->los_prep) {
-        beside = two_threads(L) && pthread_create(&th, NULL, los_prep_main, (void *)req) == 0;
-        if (!beside)
-            req->los_prep(req->los_ctx);
-    }
-    int rc = corridor(L, &L->out->topo, L->topo_lim, limg, solidc, err);
+    const bool beside = two_threads(L) && pthread_create(&th, NULL, beside_main, &cj) == 0;
+    if (!beside && req->los_prep)
+        req->los_prep(req->los_ctx);
+    int rc = corridor(L, seed, &cj, err);
     if (beside)
         pthread_join(th, NULL);
-    return rc;
+    if (rc)
+        return rc;
+    const int edge = corridor_sides(L, seed, L->topo_lim, limg);
+    return cj.edge[0] | cj.edge[1] | edge;
 }
 
 /* 几何层: the corridor around the topology path, Lazy Theta* with sight in it (re-solved on the

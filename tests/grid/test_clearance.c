@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -490,4 +492,57 @@ Test(medial_axis, one_cell_from_the_sources_equals_the_whole_mask)
             }
         cr_assert_gt(on, 0, "round %d: some medial cells", round);
     }
+}
+
+/* nm_grid_nearest_source_rows on its own thread, its rows copied here as it marks them final. */
+typedef struct rows_run {
+    int32_t nx, ny;
+    const uint8_t *ob;
+    int32_t *src;
+    atomic_int final_from;
+    int rc;
+} rows_run;
+
+static void *rows_main(void *p)
+{
+    rows_run *r = p;
+    nm_error err = {0};
+    r->rc = nm_grid_nearest_source_rows(r->nx, r->ny, r->ob, r->src, &r->final_from, &err);
+    return NULL;
+}
+
+Test(nearest_source, rows_marked_final_are_not_written_again)
+{
+    /* The corridor makes its rows from the sources while the sweeps still run, as final_from
+     * falls. A copy of each row taken the moment it is marked final must equal the finished
+     * output, which must equal nm_grid_nearest_source's; final_from must end at 0. It fails when
+     * a row is marked final before the second pass has swept it (the grid is large enough for the
+     * copies to interleave with the sweeps, which takes tens of milliseconds). */
+    enum { NX = 1500, NY = 1000 };
+    static uint8_t ob[NX * NY];
+    static int32_t src[NX * NY], seen[NX * NY], want[NX * NY];
+    uint64_t rng = 77;
+    for (int c = 0; c < NX * NY; c++)
+        ob[c] = rng_unit(&rng) < 0.001;
+    nm_error err = {0};
+    cr_assert_eq(nm_grid_nearest_source(NX, NY, ob, want, &err), NM_OK);
+    rows_run r = {NX, NY, ob, src, NY, 0};
+    atomic_init(&r.final_from, NY);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rows_main, &r), 0);
+    int copied = NY, marks = 0; /* rows copied .. NY - 1 are in `seen` */
+    while (copied > 0) {
+        const int f = atomic_load_explicit(&r.final_from, memory_order_acquire);
+        if (f < copied) {
+            memcpy(seen + (size_t)f * NX, src + (size_t)f * NX, (size_t)(copied - f) * NX * sizeof *src);
+            copied = f;
+            marks++;
+        }
+    }
+    pthread_join(th, NULL);
+    cr_assert_eq(r.rc, NM_OK);
+    cr_assert_eq(atomic_load(&r.final_from), 0);
+    cr_log_info("final_from seen falling %d times", marks);
+    cr_assert_eq(memcmp(seen, src, sizeof src), 0, "a row changed after it was marked final");
+    cr_assert_eq(memcmp(src, want, sizeof src), 0, "not nm_grid_nearest_source's sources");
 }

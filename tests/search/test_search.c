@@ -1393,6 +1393,90 @@ Test(search, two_threads_give_the_one_thread_result)
     cr_assert_gt(taken, 20, "plain legs: %d", taken);
 }
 
+/* fx_los with a count of los_prep's calls (fx_los first: fx_los_fn reads the same context). */
+typedef struct prep_los {
+    fx_los L;
+    int preps;
+} prep_los;
+
+static void prep_count(void *ctx)
+{
+    ((prep_los *)ctx)->preps++;
+}
+
+Test(search, corridor_rows_made_on_two_threads_are_the_one_thread_corridor)
+{
+    /* The corridor's rows are made as NearestSource finishes them, shared between the thread
+     * running it and the one beside it (after the sight's window-only work, asked once). Tall
+     * random maps and legs from near the top to near the bottom put the band across hundreds of
+     * rows and many chunks; small windows with random region sides test the outer-ring flag.
+     * Every result field (the open area, the final mask, the escalation) equal with one and two
+     * threads. It fails when a chunk of rows is skipped or made twice with the other thread's
+     * flag lost, or when a row is read before NearestSource has finished it. */
+    enum { NX = 40, NY = 700 };
+    uint64_t x = 0xD1B54A32D192ED03ull;
+    static char rows[NY][NX + 1];
+    const char *rp[NY];
+    int legs = 0, geo = 0, escalated = 0;
+    for (int map = 0; map < 4; map++) {
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++)
+                rows[j][i] = (i == 0 || j == 0 || i == NX - 1 || j == NY - 1) ? '#' : '.';
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        for (int b = 0; b < 120; b++) { /* blocks of wall, a few cells each */
+            const int i0 = 1 + (int)(xs_next(&x) % (NX - 6)), j0 = 1 + (int)(xs_next(&x) % (NY - 6));
+            const int bw = 1 + (int)(xs_next(&x) % 5), bh = 1 + (int)(xs_next(&x) % 5);
+            for (int j = j0; j < j0 + bh && j < NY - 1; j++)
+                for (int i = i0; i < i0 + bw && i < NX - 1; i++)
+                    rows[j][i] = '#';
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, true), NM_OK);
+        prep_los *los = calloc(1, sizeof *los);
+        cr_assert_not_null(los);
+        los->L.w = &w;
+        for (int k = 0; k < 6; k++) {
+            int si, sj, gi, gj;
+            do {
+                si = (int)(xs_next(&x) % NX), sj = 1 + (int)(xs_next(&x) % 60);
+            } while (!w.core[sj * NX + si]);
+            do {
+                gi = (int)(xs_next(&x) % NX), gj = NY - 2 - (int)(xs_next(&x) % 60);
+            } while (!w.core[gj * NX + gi]);
+            nm_search_request q = fx_req(si, sj, gi, gj, 0.0);
+            q.los = fx_los_fn;
+            q.los_ctx = los;
+            q.los_prep = prep_count;
+            q.small = k % 2 == 1;
+            q.limit1 = q.limit2 = 1e9;
+            q.region_sides = (unsigned)(xs_next(&x) % 16);
+            nm_search_result one, two;
+            q.workers = 1;
+            los->preps = 0;
+            route(&w, &q, &one);
+            const int preps_one = los->preps;
+            q.workers = 2;
+            los->preps = 0;
+            route(&w, &q, &two);
+            cr_assert(preps_one <= 1 && los->preps == preps_one, "leg %d: los_prep asked %d and %d times",
+                      legs, preps_one, los->preps);
+            expect_same_result(&one, &two, NX * NY, legs);
+            geo += one.status == NM_SEARCH_OK && one.solidc != NULL && preps_one == 1;
+            escalated += one.status == NM_SEARCH_ESCALATE && one.reason == NM_SEARCH_ESC_BAND_EDGE;
+            legs++;
+            nm_search_result_free(&one);
+            nm_search_result_free(&two);
+        }
+        free(los);
+        fx_free(&w);
+    }
+    cr_log_info("%d legs: %d through the geometry layer, %d band-edge escalations", legs, geo, escalated);
+    cr_assert_gt(geo, 8, "legs through the geometry layer: %d", geo);
+    cr_assert_gt(escalated, 0, "band-edge escalations: %d", escalated);
+}
+
 Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance)
 {
     /* SpanAstar reads a neighbour cell from its record only: on random windows (empty cells,
