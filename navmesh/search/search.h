@@ -46,8 +46,9 @@ typedef struct nm_search_request {
                                         chord: on a thread of its own while the corridor is
                                         built when two threads are allowed; NULL = nothing */
     int workers;          /* threads: with two or more the channel and the topology layer run
-                             beside the baseline (the result is the one-thread result); 0 = two
-                             on a window of 65536 spans or more when the machine has two cores */
+                             beside the baseline, and the corridor's rows are made beside
+                             NearestSource (the result is the one-thread result); 0 = two on a
+                             window of 65536 spans or more when the machine has two cores */
     unsigned region_sides; /* window sides on the region rectangle (NM_SIDE_* of route.h: bit 0
                               x0, 1 y0, 2 x1, 3 y1): the corridor's outer-ring check skips them */
     struct nm_sctx *state; /* the state an earlier search on this same window handed back
