@@ -6,6 +6,8 @@
 #include "route.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,9 +386,38 @@ typedef struct los_ctx {
     uint8_t *ground;         /* nm_sight_plain_ground of the window (los_prep, else the first
                                 chord), NULL when it could not be made */
     bool ground_tried;
-    const uint8_t *on_mask;  /* the on mask `on_far` was made from */
-    uint8_t *on_far;         /* nm_sight_far of it, NULL when it could not be made */
+    const uint8_t *on_mask;  /* the on mask `on_far` is made from */
+    uint8_t *on_far;         /* nm_sight_far of it once made, else NULL (the chords are then
+                                walked sample by sample: the same answers) */
+    /* With two threads the on field is made on a thread of its own while the first chords are
+     * checked without it: far_buf until far_done, then on_far. */
+    bool two;
+    bool far_running;
+    pthread_t far_th;
+    atomic_bool far_done;
+    uint8_t *far_buf;
 } los_ctx;
+
+static void *far_main(void *p)
+{
+    los_ctx *c = (los_ctx *)p;
+    const nm_window *w = c->view.w;
+    memcpy(c->far_buf, c->on_mask, (size_t)w->win.nx * (size_t)w->win.ny);
+    nm_sight_far(w->win.nx, w->win.ny, c->far_buf);
+    atomic_store_explicit(&c->far_done, true, memory_order_release);
+    return NULL;
+}
+
+/* The on field's thread joined; its field taken (`keep`) or dropped. */
+static void far_join(los_ctx *c, bool keep)
+{
+    if (!c->far_running) return;
+    pthread_join(c->far_th, NULL);
+    c->far_running = false;
+    if (keep) c->on_far = c->far_buf;
+    else nm_free(c->far_buf);
+    c->far_buf = NULL;
+}
 
 static uint8_t *ground_field(const nm_window *w)
 {
@@ -415,14 +446,23 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
     los_prep(c); /* when the search did not */
     if (c->on_mask != solidc) { /* a new open area: its on field, once */
         const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
+        far_join(c, false);
         nm_free(c->on_far);
-        c->on_far = solidc ? nm_malloc(n) : NULL;
-        if (c->on_far) {
-            memcpy(c->on_far, solidc, n);
-            nm_sight_far(w->win.nx, w->win.ny, c->on_far);
-        }
+        c->on_far = NULL;
         c->on_mask = solidc;
+        uint8_t *f = solidc ? nm_malloc(n) : NULL;
+        c->far_buf = f;
+        atomic_store_explicit(&c->far_done, false, memory_order_relaxed);
+        c->far_running = f && c->two && pthread_create(&c->far_th, NULL, far_main, c) == 0;
+        if (f && !c->far_running) {
+            memcpy(f, solidc, n);
+            nm_sight_far(w->win.nx, w->win.ny, f);
+            c->on_far = f;
+            c->far_buf = NULL;
+        }
     }
+    if (c->far_running && atomic_load_explicit(&c->far_done, memory_order_acquire))
+        far_join(c, true);
     c->view.on = solidc;
     c->view.on_far = c->on_far; /* vis crosses the stretches the fields vouch for in jumps */
     c->view.ground_far = c->ground;
@@ -1589,6 +1629,8 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     memset(&orc, 0, sizeof orc);
     bool have_orc = nm_sight_oracle_init(&orc, w, err) == NM_OK;
     lc.view = (nm_sight_view){w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
+    lc.two = e->workers != 1 && (e->workers > 1 || nm_workers_for(w->spans.nspans, 0) >= 2);
+    atomic_init(&lc.far_done, false);
     nm_search_request sq = tier_search_request(q, ps, ch, R, w);
     sq.workers = e->workers;
     sq.los = los_adapter;
@@ -1600,6 +1642,7 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     int qrc = nm_search_route_window(w, &sq, sr, err);
     *wstate = sr->state; /* the search took the old one; this is the one to keep */
     sr->state = NULL;
+    far_join(&lc, false);
     nm_free(lc.on_far);
     nm_free(lc.ground);
     if (have_orc) nm_sight_oracle_free(&orc);
