@@ -398,11 +398,12 @@ typedef struct los_ctx {
     uint8_t *far_buf;
 } los_ctx;
 
+/* Reads far_buf only (a copy of the on mask made before it starts): the search may free its
+ * open area before this thread is joined (a small window's geometry layer escalating). */
 static void *far_main(void *p)
 {
     los_ctx *c = (los_ctx *)p;
     const nm_window *w = c->view.w;
-    memcpy(c->far_buf, c->on_mask, (size_t)w->win.nx * (size_t)w->win.ny);
     nm_sight_far(w->win.nx, w->win.ny, c->far_buf);
     atomic_store_explicit(&c->far_done, true, memory_order_release);
     return NULL;
@@ -451,11 +452,12 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
         c->on_far = NULL;
         c->on_mask = solidc;
         uint8_t *f = solidc ? nm_malloc(n) : NULL;
+        if (f)
+            memcpy(f, solidc, n);
         c->far_buf = f;
         atomic_store_explicit(&c->far_done, false, memory_order_relaxed);
         c->far_running = f && c->two && pthread_create(&c->far_th, NULL, far_main, c) == 0;
         if (f && !c->far_running) {
-            memcpy(f, solidc, n);
             nm_sight_far(w->win.nx, w->win.ny, f);
             c->on_far = f;
             c->far_buf = NULL;
