@@ -1631,7 +1631,7 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     memset(&orc, 0, sizeof orc);
     bool have_orc = nm_sight_oracle_init(&orc, w, err) == NM_OK;
     lc.view = (nm_sight_view){w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
-    lc.two = e->workers != 1 && (e->workers > 1 || nm_workers_for(w->spans.nspans, 0) >= 2);
+    lc.two = nm_search_two_threads(e->workers, w->spans.nspans);
     atomic_init(&lc.far_done, false);
     nm_search_request sq = tier_search_request(q, ps, ch, R, w);
     sq.workers = e->workers;

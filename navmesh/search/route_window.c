@@ -377,10 +377,7 @@ static bool in_outer_ring(unsigned region_sides, int64_t i, int64_t j, int64_t n
            (!(region_sides & 4u) && i >= nx - m) || (!(region_sides & 8u) && j >= ny - m);
 }
 
-/* The corridor's cells over rows [j0, j1): the band (the nearest seed's clearance around it) ∧
- * lim into limg, the open area into solidc. Reads each cell's own source only, so rows can be
- * made as NearestSource finishes them. Returns 1 when a small window's band cell is in the outer
- * ring. */
+/* The corridor's rows, shared between the thread running NearestSource and one beside it. */
 typedef struct corridor_job {
     const leg *L;
     const uint8_t *lim, *seeds;
@@ -391,6 +388,10 @@ typedef struct corridor_job {
     int edge[2];           /* corridor_cells' flag, per thread */
 } corridor_job;
 
+/* The corridor's cells over rows [j0, j1): the band (the nearest seed's clearance around it) ∧
+ * lim into limg, the open area into solidc. Reads each cell's own source only, so rows can be
+ * made as NearestSource finishes them. Returns 1 when a small window's band cell is in the outer
+ * ring. */
 static int corridor_cells(const corridor_job *cj, uint32_t j0, uint32_t j1)
 {
     const leg *L = cj->L;
@@ -858,11 +859,15 @@ static int topology_path(leg *L, solve_res *topo_in, nm_error *err)
     return rc;
 }
 
-/* Two threads for this leg: asked for, or by default a window worth it on two cores. */
+bool nm_search_two_threads(int workers, size_t nspans)
+{
+    return !(workers == 1 || (workers <= 0 && nm_workers_for(nspans, 0) < 2));
+}
+
+/* Two threads for this leg (nm_search_two_threads). */
 static bool two_threads(const leg *L)
 {
-    const int workers = L->req->workers;
-    return !(workers == 1 || (workers <= 0 && nm_workers_for(L->s.nspans, 0) < 2));
+    return nm_search_two_threads(L->req->workers, L->s.nspans);
 }
 
 /* The second thread of the corridor: the sight's window-only work, then its share of the rows. */

@@ -21,6 +21,11 @@ extern "C" {
 typedef bool (*nm_search_los_fn)(void *ctx, const uint8_t *solidc, uint32_t from_span,
                                  uint32_t to_span);
 
+/* The searches' rule for a second thread on a window of nspans spans: asked for (workers >= 2),
+ * or by default (workers <= 0) a window worth it when the machine has two cores. The sight
+ * context of the geometry layer follows the same rule. */
+bool nm_search_two_threads(int workers, size_t nspans);
+
 /* The per-window state of the searches (their work arrays, sized by the window: node records,
  * the linked check's queue and marks, the walk mask, the link index). Opaque. */
 struct nm_sctx;
