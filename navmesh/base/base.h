@@ -63,6 +63,12 @@ enum { NM_HUGE_BLOCK_MIN = 2 << 20 };
 #define NM_KEPT_MAX ((size_t)128 << 20)
 size_t nm_kept_bytes(void);
 void nm_kept_release(void);
+/* A zeroed array of count * size bytes most of which is never touched (the access chains' cells
+ * around an end): from NM_HUGE_BLOCK_MIN bytes it is a mapping of its own on small pages, so a
+ * touch costs a 4 KB page instead of a cleared 2 MB one, and nm_sparse_free unmaps it. Counted
+ * by the allocation hook like the calls above. */
+void *nm_sparse_calloc(size_t count, size_t size);
+void nm_sparse_free(void *p);
 /* Overflow-checked count * size; returns false on overflow. */
 bool nm_mul_ok(size_t a, size_t b, size_t *out);
 /* Test hook: fail the n-th allocation from now (n >= 1), 0 = never. Returns allocations counted

@@ -12,11 +12,12 @@ enum { ACC_DONE = 1, ACC_SEEN = 2 }; /* nm_access_work.done bits */
 int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
 {
     memset(a, 0, sizeof *a);
-    a->cost = nm_malloc((size_t)ncell * sizeof *a->cost);
-    a->bott = nm_malloc((size_t)ncell * sizeof *a->bott);
-    a->prev = nm_malloc((size_t)ncell * sizeof *a->prev);
-    a->done = nm_calloc(ncell, 1);
-    a->touched = nm_malloc((size_t)ncell * sizeof *a->touched);
+    /* a run touches the cells around one end: sparse arrays (small pages, zeros untouched) */
+    a->cost = nm_sparse_calloc(ncell, sizeof *a->cost);
+    a->bott = nm_sparse_calloc(ncell, sizeof *a->bott);
+    a->prev = nm_sparse_calloc(ncell, sizeof *a->prev);
+    a->done = nm_sparse_calloc(ncell, 1);
+    a->touched = nm_sparse_calloc(ncell, sizeof *a->touched);
     const int hrc = nm_search_heap_reserve(&a->heap, 1024, NULL);
     if (!a->cost || !a->bott || !a->prev || !a->done || !a->touched || hrc) {
         nm_search_access_free(a);
@@ -27,11 +28,11 @@ int nm_search_access_init(nm_access_work *a, uint32_t ncell, nm_error *err)
 
 void nm_search_access_free(nm_access_work *a)
 {
-    nm_free(a->cost);
-    nm_free(a->bott);
-    nm_free(a->prev);
-    nm_free(a->done);
-    nm_free(a->touched);
+    nm_sparse_free(a->cost);
+    nm_sparse_free(a->bott);
+    nm_sparse_free(a->prev);
+    nm_sparse_free(a->done);
+    nm_sparse_free(a->touched);
     nm_search_heap_free(&a->heap);
     memset(a, 0, sizeof *a);
 }

@@ -547,6 +547,56 @@ static bool all_zero(const unsigned char *p, size_t n)
     return true;
 }
 
+/* The resident kB of the mapping holding address a (its smaps Rss line); -1 when not found. */
+static long rss_kb_of(uintptr_t a)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    bool in = false;
+    long kb = -1;
+    while (kb < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in = a >= lo && a < hi;
+        else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+/* A sparse block reads zeros at both ends, and a touch in the middle of a large one makes a small
+ * page resident, not a 2 MB one (the access chains touch a few cells of window-sized arrays). */
+Test(alloc, a_sparse_block_reads_zeros_and_a_touch_costs_a_small_page)
+{
+    const size_t small = 1000, big = (size_t)64 << 20;
+    unsigned char *p = nm_sparse_calloc(small, 1);
+    cr_assert_not_null(p);
+    cr_expect(all_zero(p, small));
+    memset(p, 0xEE, small);
+    nm_sparse_free(p);
+    uint32_t *q = nm_sparse_calloc(big / 4, 4);
+    cr_assert_not_null(q);
+    cr_expect_eq(((uintptr_t)q & 63), 0, "64-byte aligned");
+    cr_expect_eq(q[0], 0);
+    cr_expect_eq(q[big / 4 - 1], 0);
+    q[big / 8] = 7; /* 32 MB in: one write */
+    cr_expect_eq(q[big / 8], 7);
+    const long kb = rss_kb_of((uintptr_t)&q[big / 8]);
+    char flags[256] = "";
+    const bool huge_kernel = access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) == 0;
+    if (kb >= 0 && huge_kernel && vm_flags_of((uintptr_t)&q[big / 8], flags, sizeof flags))
+        cr_expect_lt(kb, 2048, "resident after three touches: %ld kB (VmFlags %s)", kb, flags);
+    nm_sparse_free(q);
+    nm_sparse_free(NULL);
+    nm_alloc_fail_after(1);
+    cr_expect_null(nm_sparse_calloc(big, 1), "the allocation hook fails it too");
+    nm_alloc_fail_after(0);
+    cr_expect_null(nm_sparse_calloc(SIZE_MAX / 2, 4));
+}
+
 /* Two large blocks of a and b MB, written with non-zero bytes and freed (kept): their addresses. */
 static void keep_two(size_t a, size_t b, unsigned char **pa, unsigned char **pb)
 {
