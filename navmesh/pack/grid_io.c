@@ -49,7 +49,6 @@ void nm_bgrd_scratch_free(nm_bgrd_scratch *s)
     nm_free(s->first);
     nm_free(s->q);
     nm_free(s->col);
-    nm_free(s->col_pass);
     nm_free(s->dict);
     nm_free(s->lrec);
     nm_free(s->lcol);
@@ -75,12 +74,7 @@ static bool scratch_reserve(nm_bgrd_scratch *s, size_t ncell, size_t n, size_t n
     }
     /* kmax <= n: one start per layer plus the end */
     if (!grow((void **)&s->lstart, &s->lstart_cap, n + 1, sizeof *s->lstart)) return false;
-    if (ncol > s->col_cap) {
-        size_t c1 = s->col_cap, c2 = s->col_cap;
-        if (!grow((void **)&s->col, &c1, ncol, sizeof *s->col)) return false;
-        if (!grow((void **)&s->col_pass, &c2, ncol, sizeof *s->col_pass)) return false;
-        s->col_cap = c1 < c2 ? c1 : c2;
-    }
+    if (!grow((void **)&s->col, &s->col_cap, ncol ? ncol : 1, sizeof *s->col)) return false;
     return true;
 }
 
@@ -320,30 +314,25 @@ static inline void field_set(int f, uint32_t *q, nm_grid_rec *out, uint32_t r, u
  * the compiler makes one loop per field. */
 static inline __attribute__((always_inline)) uint32_t field_pass(
     int f, bool down, const uint32_t *lrec, const uint32_t *lcol, uint32_t m, uint32_t *state,
-    uint32_t *tag, uint32_t pass, uint32_t vmax, const uint8_t **pp, const uint8_t *end, bool *bad,
-    uint32_t *q, nm_grid_rec *out, int64_t *bad_v)
+    uint32_t vmax, const uint8_t **pp, const uint8_t *end, bool *bad, uint32_t *q, nm_grid_rec *out,
+    int64_t *bad_v)
 {
     const int64_t lim = INT64_C(1) << 40;
     for (uint32_t e = 0; e < m; e++) {
         uint32_t r = lrec[e];
         int64_t pred;
-        if (down) {
+        if (down)
             pred = field_get(f, q, out, r - 1);
-        } else {
-            uint32_t x = lcol[e];
-            pred = tag[x] == pass ? state[x] : 0;
-        }
+        else
+            pred = state[lcol[e]];
         int64_t d = nm_unzig(varint_fast(pp, end, bad));
         int64_t v = d > lim || d < -lim ? -1 : pred + d;
         if (*bad || v < 0 || (uint64_t)v > vmax) {
             *bad_v = v;
             return e;
         }
-        if (!down) {
-            uint32_t x = lcol[e];
-            state[x] = (uint32_t)v;
-            tag[x] = pass;
-        }
+        if (!down)
+            state[lcol[e]] = (uint32_t)v;
         field_set(f, q, out, r, (uint32_t)v);
     }
     return m;
@@ -467,29 +456,28 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
         }
     }
     uint32_t *state = s->col;
-    uint32_t *tag = s->col_pass;
-    for (int32_t x = 0; x < e->nx; x++) tag[x] = 0;
 
     /* Streams 3..7: residuals, field -> layer -> cell. */
-    uint32_t pass = 0;
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
         if (!(want & (1u << f))) continue;
         const uint8_t *p = s->stream[3 + f].p, *end = p + got[3 + f];
         bool bad = false;
         uint32_t vmax = f == 1 ? h.regions - 1 : k_field_max[f];
         for (uint32_t l = 0; l < h.kmax; l++) {
-            pass++;
             bool down = h.select[f * h.kmax + l] == NM_BGRD_PRED_DOWN;
+            /* Up: the last value of this pass in the column, 0 before its first (a reset a pass
+             * costs a tile row; a pass number a column read and wrote one per record) */
+            if (!down) memset(state, 0, (size_t)e->nx * sizeof *state);
             uint32_t a = l ? ls[l - 1] : 0, m = ls[l] - a;
             const uint32_t *lr = s->lrec + a, *lc = s->lcol + a;
             int64_t bad_v = 0;
             uint32_t stop;
             switch (f) {
-            case 0: stop = field_pass(0, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
-            case 1: stop = field_pass(1, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
-            case 2: stop = field_pass(2, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
-            case 3: stop = field_pass(3, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
-            default: stop = field_pass(4, down, lr, lc, m, state, tag, pass, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 0: stop = field_pass(0, down, lr, lc, m, state, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 1: stop = field_pass(1, down, lr, lc, m, state, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 2: stop = field_pass(2, down, lr, lc, m, state, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            case 3: stop = field_pass(3, down, lr, lc, m, state, vmax, &p, end, &bad, s->q, out, &bad_v); break;
+            default: stop = field_pass(4, down, lr, lc, m, state, vmax, &p, end, &bad, s->q, out, &bad_v); break;
             }
             if (stop < m) {
                 /* the cell of the bad record: the last cell whose layer 0 is at or before it */

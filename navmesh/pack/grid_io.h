@@ -141,8 +141,7 @@ typedef struct nm_bgrd_scratch {
     int32_t *cells;       /* per cell with records: tile-local cell number */
     uint32_t *first;      /* per cell: index of its layer 0 record; ncell + 1 entries */
     uint32_t *q;          /* per record: height_q */
-    uint32_t *col;        /* per column: Up predictor state */
-    uint32_t *col_pass;   /* per column: pass that last set it (so passes need no reset) */
+    uint32_t *col;        /* per column: Up predictor state (reset at each Up pass) */
     uint32_t *dict;       /* region dictionary */
     size_t cell_cap, rec_cap, col_cap, dict_cap;
     uint32_t *lrec;       /* per record: record indices grouped by layer, cells ascending */
