@@ -567,6 +567,24 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
 
 /* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
  * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
+/* nm_search_step_banned per neighbour d (k_dx, k_dy) as a bit of a cell record's `step`: the
+ * bit of the step (canonical direction i: bit 2i of the cell left; the reverse of i: bit 2i + 1 of
+ * the cell entered), rev[d] set when it is the entered cell's. */
+static void step_tables(uint8_t bit[8], uint8_t rev[8])
+{
+    for (int d = 0; d < 8; d++) {
+        bit[d] = rev[d] = 0;
+        for (int i = 0; i < 4; i++) {
+            if (k_dx[d] == nm_grid_step_dx[i] && k_dy[d] == nm_grid_step_dy[i]) {
+                bit[d] = (uint8_t)(2 * i);
+            } else if (k_dx[d] == -nm_grid_step_dx[i] && k_dy[d] == -nm_grid_step_dy[i]) {
+                bit[d] = (uint8_t)(2 * i + 1);
+                rev[d] = 1;
+            }
+        }
+    }
+}
+
 static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
 {
     return (uint64_t)t->sp_cell[k] << 32 | k;
@@ -604,19 +622,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     if (rc)
         return rc;
     s->touched[s->ntouched++] = e->start_span;
-    /* nm_search_step_banned per neighbour d: the bit of the step (canonical direction i: bit 2i
-     * of the cell left; the reverse of i: bit 2i + 1 of the cell entered) */
-    uint8_t step_bit[8] = {0}, step_rev[8] = {0};
-    for (int d = 0; d < 8; d++)
-        for (int i = 0; i < 4; i++) {
-            if (k_dx[d] == nm_grid_step_dx[i] && k_dy[d] == nm_grid_step_dy[i]) {
-                step_bit[d] = (uint8_t)(2 * i);
-                step_rev[d] = 0;
-            } else if (k_dx[d] == -nm_grid_step_dx[i] && k_dy[d] == -nm_grid_step_dy[i]) {
-                step_bit[d] = (uint8_t)(2 * i + 1);
-                step_rev[d] = 1;
-            }
-        }
+    uint8_t step_bit[8], step_rev[8];
+    step_tables(step_bit, step_rev);
     uint32_t found = NM_SEARCH_NONE;
     for (uint32_t pops = 0; s->heap.n; pops++) {
         if (s->stop && !(pops & 1023) && atomic_load_explicit(s->stop, memory_order_relaxed))
@@ -1000,6 +1007,104 @@ bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
                 if (flood_open(&f, lk->to_cell) &&
                     flood_run(&f, lk->to_cell / nx, lk->to_cell % nx, &end))
                     return true;
+        }
+    }
+    return false;
+}
+
+/* ---- reach check ------------------------------------------------------------------------------ */
+/* Does a cell path under the cell part of SpanAstar's edge rule lead from `from` to `to`? A step
+ * from a span of cell u to a span of cell v needs v in the mask, no corner cut (both side cells in
+ * it), the step not banned by the step bits and a REACH span in v; a link needs its target cell in
+ * the mask. So a span path of a search on any mask within m is a cell path here, and when `to` is
+ * not reached no such search finds one. The linked check floods the mask undirected, without
+ * corners and step bits: on the demo town's leg 23 it passes while the topology layer's search
+ * pops 2 M spans to exhaustion. Depth-first, from each cell the directions towards `to` first, so a
+ * reachable end is found after few cells. m->a must be walk or core. Stopped (s->stop), it answers
+ * true: no proof. */
+bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
+{
+    if (from == to)
+        return true;
+    const nm_window *w = s->w;
+    const nm_scell *const cr = s->cell;
+    const uint8_t abit = m->a == s->walk ? NM_SC_WALK : NM_SC_CORE;
+    const uint8_t *const mb = m->b;
+    const uint32_t nx = s->nx, ny = s->ny;
+    uint8_t step_bit[8], step_rev[8];
+    step_tables(step_bit, step_rev);
+    /* push orders: for each way p towards `to` the directions least aligned with it first, so the
+     * best is popped first (a greedy depth-first walk) */
+    int order[8][8];
+    for (int p = 0; p < 8; p++) {
+        double score[8];
+        for (int d = 0; d < 8; d++) {
+            const double len = k_dx[d] && k_dy[d] ? 2.0 : 1.0; /* squared lengths: a ranking */
+            score[d] = (double)(k_dx[d] * k_dx[p] + k_dy[d] * k_dy[p]) / len;
+            order[p][d] = d;
+        }
+        for (int a = 1; a < 8; a++) /* insertion sort, ascending score, d ascending on ties */
+            for (int b = a; b > 0 && score[order[p][b]] < score[order[p][b - 1]]; b--) {
+                const int x = order[p][b];
+                order[p][b] = order[p][b - 1];
+                order[p][b - 1] = x;
+            }
+    }
+    static const int8_t way_of[3][3] = {{0, 1, 2}, {3, -1, 4}, {5, 6, 7}}; /* [dy + 1][dx + 1] */
+    const int64_t ti = to % nx, tj = to / nx;
+    uint8_t *const seen = s->seen;
+    uint32_t *const stack = s->queue;
+    uint32_t top = 0;
+    memset(seen, 0, s->ncell);
+    seen[from] = 1;
+    stack[top++] = from;
+    for (uint32_t pops = 1; top; pops++) {
+        if (s->stop && !(pops & 0xFFFF) && atomic_load_explicit(s->stop, memory_order_relaxed))
+            return true;
+        const uint32_t u = stack[--top];
+        const int64_t ui = u % nx, uj = u / nx;
+        const nm_scell *const cu = &cr[u];
+        const int64_t ex = ti - ui, ey = tj - uj, ax = ex < 0 ? -ex : ex, ay = ey < 0 ? -ey : ey;
+        const int wx = 5 * ax < 2 * ay ? 0 : (ex > 0) - (ex < 0); /* tan 22.5 degrees ~ 2 / 5 */
+        const int wy = 5 * ay < 2 * ax ? 0 : (ey > 0) - (ey < 0);
+        const int way = way_of[wy + 1][wx + 1];
+        const int *const ord = order[way < 0 ? 0 : way];
+        for (int k = 0; k < 8; k++) {
+            const int d = ord[k], dx = k_dx[d], dy = k_dy[d];
+            const int64_t vi = ui + dx, vj = uj + dy;
+            if (vi < 0 || vj < 0 || vi >= nx || vj >= ny)
+                continue;
+            const uint32_t v = (uint32_t)(vj * nx + vi);
+            const nm_scell *const cv = &cr[v];
+            if (seen[v] || !(cv->bits & abit) || (mb && !mb[v]) ||
+                (((step_rev[d] ? cv : cu)->step >> step_bit[d]) & 1u))
+                continue;
+            if (dx && dy) {
+                const uint32_t ca = (uint32_t)(uj * nx + vi), cb = (uint32_t)(vj * nx + ui);
+                if (!(cr[ca].bits & cr[cb].bits & abit) || (mb && !(mb[ca] && mb[cb])))
+                    continue;
+            }
+            if (!(cv->bits & NM_SC_REACH0) && !nm_search_cell_usable(w, v))
+                continue;
+            if (v == to)
+                return true;
+            seen[v] = 1;
+            stack[top++] = v;
+        }
+        if (!(cu->bits & NM_SC_LINKS))
+            continue;
+        uint32_t pos;
+        for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
+             lk = (++pos < w->nlinks && w->links[s->lk_bycell[pos]].from_cell == u)
+                      ? &w->links[s->lk_bycell[pos]]
+                      : NULL) {
+            const uint32_t v = lk->to_cell;
+            if (seen[v] || !nm_mask_in(m, v))
+                continue;
+            if (v == to)
+                return true;
+            seen[v] = 1;
+            stack[top++] = v;
         }
     }
     return false;

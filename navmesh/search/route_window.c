@@ -175,9 +175,15 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     /* 1. 连通检查 on core∧lim (the widest of the two tries); the baseline skips it. First: a
      * flood costs a few tens of ns a cell, while a SpanAstar that finds the ends unlinked pops
      * every span it reaches (4.2 M pops on a 4.5 M-cell large-world window, twice a leg before the
-     * whole-window retry). */
-    if (check_linked && !linked_check(L, lim, r))
-        return NM_OK;
+     * whole-window retry). Then the reach check, which also heeds corners and step bits: when it
+     * does not reach the goal cell the searches below cannot succeed (none). */
+    bool none = false;
+    if (check_linked) {
+        if (!linked_check(L, lim, r))
+            return NM_OK;
+        const nm_mask m = {w->core, lim};
+        none = !nm_search_reach(s, &m, L->e.start_cell, L->e.goal_cell);
+    }
     /* 2. both anchors in one cell: the start span, or the declared goal deck's span */
     if (L->e.start_cell == L->e.goal_cell) {
         r->sp = nm_malloc(sizeof *r->sp);
@@ -194,7 +200,8 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
     nm_span_search q = {{s->walk, lim},  *price, los,
                         L->req->los_ctx, solidc, small ? give_up : 0.0,
                         small || los ? NULL : w->core};
-    int rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
+    /* proved unreachable: the answer a SpanAstar popping every span it reaches would give */
+    int rc = none ? 0 : nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
         return rc;
     if (rc != 1) {
@@ -203,8 +210,8 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
             return NM_OK;
         }
         /* an exhausted search that refused no core cell: the core retry would pop the same spans
-         * and fail the same way (2 M pops on the demo's leg 23), so it is not run */
-        const bool same = rc == 0 && q.wider && !s->wider_cut;
+         * and fail the same way, so it is not run */
+        const bool same = none || (rc == 0 && q.wider && !s->wider_cut);
         q.mask.a = w->core;
         q.give_up = 0.0;
         q.wider = NULL;

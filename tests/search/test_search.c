@@ -1240,6 +1240,87 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     cr_assert_gt(found, 200);
 }
 
+Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
+{
+    /* solve() skips both SpanAstar tries when nm_search_reach does not reach the goal cell. Random
+     * maps with walls, raised blocks (RiseOk cuts), RiseOk's step bits on every other map, random
+     * one-way step bans, core cells outside lay, a lim mask and links; every pair the reach check
+     * refuses must be refused by SpanAstar on walk and on core. Pairs the linked check passes and
+     * the reach check refuses must occur (step bits and corners cut them), else the check proves
+     * nothing the linked check does not. It fails when the flood misses an edge the search takes
+     * (a link, a step bit read from the wrong cell, a corner). */
+    enum { NX = 43, NY = 31 };
+    uint64_t x = 0xD1B54A32D192ED03ull;
+    int refused = 0, beyond_linked = 0, reached_found = 0;
+    for (int map = 0; map < 40; map++) {
+        char rows[NY][NX + 1];
+        const char *rp[NY];
+        for (int j = 0; j < NY; j++) {
+            for (int i = 0; i < NX; i++) {
+                xs_next(&x);
+                const unsigned r = (unsigned)((x >> 11) % 100);
+                rows[j][i] = r < 27u ? '#' : r < 33u ? 'H' : '.';
+            }
+            rows[j][NX] = 0;
+            rp[j] = rows[j];
+        }
+        nm_window w;
+        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
+        uint8_t *lim = malloc(NX * NY);
+        for (int c = 0; c < NX * NY; c++) {
+            xs_next(&x);
+            lim[c] = (uint8_t)((x >> 20) % 100 < 90u);
+            if ((x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
+                w.lay[c] = 0;
+            for (int b = 0; b < 8; b++) /* one-way step bans, besides the fixture's */
+                if ((xs_next(&x) >> 30) % 100 < 4u)
+                    w.stepbits[c] |= (uint8_t)(1u << b);
+        }
+        random_core_links(&w, &x, 16, map % 4 * 4, NX, NY, 0, 5.0);
+        nm_sctx s;
+        nm_error err = {0};
+        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
+        const nm_mask m = {w.core, map % 5 ? lim : NULL};
+        for (int k = 0; k < 150; k++) {
+            nm_ends e = {0};
+            do {
+                xs_next(&x);
+                e.start_cell = (uint32_t)((x >> 8) % (NX * NY));
+                e.goal_cell = (uint32_t)((x >> 36) % (NX * NY));
+            } while (!w.core[e.start_cell] || !w.core[e.goal_cell] || e.start_cell == e.goal_cell);
+            uint32_t f, n = nm_span_cell_spans(&w.spans, e.goal_cell, &f);
+            e.start_span = fx_span(&w, (int)(e.start_cell % NX), (int)(e.start_cell / NX), 0);
+            for (uint32_t g = 0; g < n; g++)
+                e.goals[e.ngoal++] = f + g;
+            const bool reach = nm_search_reach(&s, &m, e.start_cell, e.goal_cell);
+            for (int layer = 0; layer < 2; layer++) {
+                nm_span_search q = {{layer ? w.core : s.walk, m.b}, {NULL, 1.0F, 1.0F}, NULL, NULL,
+                                    NULL, 0.0, NULL};
+                uint32_t *sp, nsp;
+                uint8_t *via;
+                double cost;
+                const int rc = nm_search_span_astar(&s, &q, &e, &sp, &via, &nsp, &cost, &err);
+                nm_free(sp);
+                nm_free(via);
+                cr_assert_geq(rc, 0, "%s", err.msg);
+                cr_assert(reach || rc == 0, "map %d, leg %d: refused by the reach check, found on %s",
+                          map, k, layer ? "core" : "walk");
+                reached_found += reach && rc == 1;
+            }
+            if (!reach) {
+                refused++;
+                beyond_linked += nm_search_linked(&s, &m, e.start_cell, e.goal_cell);
+            }
+        }
+        nm_search_ctx_free(&s);
+        free(lim);
+        fx_free(&w);
+    }
+    cr_assert_gt(refused, 300);
+    cr_assert_gt(beyond_linked, 30);
+    cr_assert_gt(reached_found, 1000);
+}
+
 Test(search, a_link_into_a_core_cell_outside_walk_marks_the_walk_search_cut)
 {
     /* Two walled rooms joined by a link whose far cell is core but not walk: the walk search
