@@ -1158,6 +1158,58 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
     cr_assert_gt(cut, 1000);
 }
 
+/* A random map of the searches' property tests: nx x ny cells, wall_pct % walls and raised_pct %
+ * raised blocks ('H': RiseOk cuts them as walls), RiseOk's step bits when `steps`; then per cell
+ * a lim mask bit (90 %), core outside lay on (map % 3 * 3) % of cells and, with ban_pct, each of
+ * the eight step bits set at that rate (one-way bans). Returns lim (malloc'd). */
+static uint8_t *random_raised_map(nm_window *w, uint64_t *x, int map, int nx, int ny,
+                                  unsigned wall_pct, unsigned raised_pct, bool steps, unsigned ban_pct)
+{
+    char *rows = malloc((size_t)ny * (size_t)(nx + 1));
+    const char **rp = malloc((size_t)ny * sizeof *rp);
+    for (int j = 0; j < ny; j++) {
+        char *row = rows + (size_t)j * (size_t)(nx + 1);
+        for (int i = 0; i < nx; i++) {
+            xs_next(x);
+            const unsigned r = (unsigned)((*x >> 11) % 100);
+            row[i] = r < wall_pct ? '#' : r < wall_pct + raised_pct ? 'H' : '.';
+        }
+        row[nx] = 0;
+        rp[j] = row;
+    }
+    cr_assert_eq(fx_build(w, rp, ny, steps), NM_OK);
+    free(rp);
+    free(rows);
+    uint8_t *lim = malloc((size_t)nx * (size_t)ny);
+    for (int c = 0; c < nx * ny; c++) {
+        xs_next(x);
+        lim[c] = (uint8_t)((*x >> 20) % 100 < 90u);
+        if ((*x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
+            w->lay[c] = 0;
+        for (int b = 0; ban_pct && b < 8; b++)
+            if ((xs_next(x) >> 30) % 100 < ban_pct)
+                w->stepbits[c] |= (uint8_t)(1u << b);
+    }
+    return lim;
+}
+
+/* Two different random core cells as a solve's ends: the start's span nearest height 0, every
+ * span of the goal cell a goal. */
+static nm_ends random_core_ends(const nm_window *w, uint64_t *x, int nx, int ny)
+{
+    nm_ends e = {0};
+    do {
+        xs_next(x);
+        e.start_cell = (uint32_t)((*x >> 8) % (uint64_t)(nx * ny));
+        e.goal_cell = (uint32_t)((*x >> 36) % (uint64_t)(nx * ny));
+    } while (!w->core[e.start_cell] || !w->core[e.goal_cell] || e.start_cell == e.goal_cell);
+    uint32_t f, n = nm_span_cell_spans(&w->spans, e.goal_cell, &f);
+    e.start_span = fx_span(w, (int)(e.start_cell % (uint32_t)nx), (int)(e.start_cell / (uint32_t)nx), 0);
+    for (uint32_t g = 0; g < n; g++)
+        e.goals[e.ngoal++] = f + g;
+    return e;
+}
+
 Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
 {
     /* solve() skips the core retry of an exhausted SpanAstar on walk whose wider_cut is unset.
@@ -1169,42 +1221,15 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     uint64_t x = 0x9E3779B97F4A7C15ull;
     int skipped = 0, cut = 0, found = 0;
     for (int map = 0; map < 40; map++) {
-        char rows[NY][NX + 1];
-        const char *rp[NY];
-        for (int j = 0; j < NY; j++) {
-            for (int i = 0; i < NX; i++) {
-                xs_next(&x);
-                const unsigned r = (unsigned)((x >> 11) % 100);
-                rows[j][i] = r < 22u ? '#' : r < 30u ? 'H' : '.';
-            }
-            rows[j][NX] = 0;
-            rp[j] = rows[j];
-        }
         nm_window w;
-        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
-        uint8_t *lim = malloc(NX * NY);
-        for (int c = 0; c < NX * NY; c++) {
-            xs_next(&x);
-            lim[c] = (uint8_t)((x >> 20) % 100 < 90u);
-            if ((x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
-                w.lay[c] = 0;
-        }
+        uint8_t *lim = random_raised_map(&w, &x, map, NX, NY, 22, 8, map % 2 == 0, 0);
         const int nl = map % 4 * 2;
         random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
         cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
         for (int k = 0; k < 120; k++) {
-            nm_ends e = {0};
-            do {
-                xs_next(&x);
-                e.start_cell = (uint32_t)((x >> 8) % (NX * NY));
-                e.goal_cell = (uint32_t)((x >> 36) % (NX * NY));
-            } while (!w.core[e.start_cell] || !w.core[e.goal_cell] || e.start_cell == e.goal_cell);
-            uint32_t f, n = nm_span_cell_spans(&w.spans, e.goal_cell, &f);
-            e.start_span = fx_span(&w, (int)(e.start_cell % NX), (int)(e.start_cell / NX), 0);
-            for (uint32_t g = 0; g < n; g++)
-                e.goals[e.ngoal++] = f + g;
+            nm_ends e = random_core_ends(&w, &x, NX, NY);
             nm_span_search q = {{s.walk, map % 5 ? lim : NULL}, {NULL, 1.0F, 1.0F}, NULL, NULL, NULL,
                                 0.0, w.core};
             uint32_t *sp, nsp;
@@ -1253,45 +1278,15 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
     uint64_t x = 0xD1B54A32D192ED03ull;
     int refused = 0, beyond_linked = 0, reached_found = 0;
     for (int map = 0; map < 40; map++) {
-        char rows[NY][NX + 1];
-        const char *rp[NY];
-        for (int j = 0; j < NY; j++) {
-            for (int i = 0; i < NX; i++) {
-                xs_next(&x);
-                const unsigned r = (unsigned)((x >> 11) % 100);
-                rows[j][i] = r < 27u ? '#' : r < 33u ? 'H' : '.';
-            }
-            rows[j][NX] = 0;
-            rp[j] = rows[j];
-        }
         nm_window w;
-        cr_assert_eq(fx_build(&w, rp, NY, map % 2 == 0), NM_OK);
-        uint8_t *lim = malloc(NX * NY);
-        for (int c = 0; c < NX * NY; c++) {
-            xs_next(&x);
-            lim[c] = (uint8_t)((x >> 20) % 100 < 90u);
-            if ((x >> 40) % 100 < (uint64_t)(map % 3 * 3)) /* core, not walk */
-                w.lay[c] = 0;
-            for (int b = 0; b < 8; b++) /* one-way step bans, besides the fixture's */
-                if ((xs_next(&x) >> 30) % 100 < 4u)
-                    w.stepbits[c] |= (uint8_t)(1u << b);
-        }
+        uint8_t *lim = random_raised_map(&w, &x, map, NX, NY, 27, 6, map % 2 == 0, 4);
         random_core_links(&w, &x, 16, map % 4 * 4, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
         cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 150; k++) {
-            nm_ends e = {0};
-            do {
-                xs_next(&x);
-                e.start_cell = (uint32_t)((x >> 8) % (NX * NY));
-                e.goal_cell = (uint32_t)((x >> 36) % (NX * NY));
-            } while (!w.core[e.start_cell] || !w.core[e.goal_cell] || e.start_cell == e.goal_cell);
-            uint32_t f, n = nm_span_cell_spans(&w.spans, e.goal_cell, &f);
-            e.start_span = fx_span(&w, (int)(e.start_cell % NX), (int)(e.start_cell / NX), 0);
-            for (uint32_t g = 0; g < n; g++)
-                e.goals[e.ngoal++] = f + g;
+            const nm_ends e = random_core_ends(&w, &x, NX, NY);
             const bool reach = nm_search_reach(&s, &m, e.start_cell, e.goal_cell);
             for (int layer = 0; layer < 2; layer++) {
                 nm_span_search q = {{layer ? w.core : s.walk, m.b}, {NULL, 1.0F, 1.0F}, NULL, NULL,
