@@ -565,8 +565,6 @@ static void reparent(nm_sctx *s, const nm_span_search *q, uint32_t u)
     nu->state = (uint8_t)((nu->state & (NM_ST_OPEN | NM_ST_CLOSED)) | (bdrop ? NM_ST_VIA : 0));
 }
 
-/* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
- * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
 /* nm_search_step_banned per neighbour d (k_dx, k_dy) as a bit of a cell record's `step`: the
  * bit of the step (canonical direction i: bit 2i of the cell left; the reverse of i: bit 2i + 1 of
  * the cell entered), rev[d] set when it is the entered cell's. */
@@ -585,6 +583,8 @@ static void step_tables(uint8_t bit[8], uint8_t rev[8])
     }
 }
 
+/* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
+ * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
 static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
 {
     return (uint64_t)t->sp_cell[k] << 32 | k;
@@ -834,6 +834,14 @@ static const nm_window_link *first_link_from_cell(const nm_sctx *s, uint32_t c, 
                : NULL;
 }
 
+/* The link after *pos in lk_bycell when it also leaves cell c (*pos advanced), else NULL. */
+static const nm_window_link *next_link_from_cell(const nm_sctx *s, uint32_t c, uint32_t *pos)
+{
+    return ++*pos < s->w->nlinks && s->w->links[s->lk_bycell[*pos]].from_cell == c
+               ? &s->w->links[s->lk_bycell[*pos]]
+               : NULL;
+}
+
 int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
                          uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,
                          nm_error *err)
@@ -881,9 +889,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
         uint32_t pos;
         /* links: only the far cell in the mask; no price, no step bits */
         for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
-             lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == u)
-                      ? &s->w->links[s->lk_bycell[pos]]
-                      : NULL) {
+             lk = next_link_from_cell(s, u, &pos)) {
             uint32_t v = lk->to_cell;
             if ((node[v].state & NM_ST_CLOSED) || !nm_mask_in(m, v))
                 continue;
@@ -1001,9 +1007,7 @@ bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
                 continue;
             uint32_t pos;
             for (const nm_window_link *lk = first_link_from_cell(s, c, &pos); lk;
-                 lk = (++pos < s->w->nlinks && s->w->links[s->lk_bycell[pos]].from_cell == c)
-                          ? &s->w->links[s->lk_bycell[pos]]
-                          : NULL)
+                 lk = next_link_from_cell(s, c, &pos))
                 if (flood_open(&f, lk->to_cell) &&
                     flood_run(&f, lk->to_cell / nx, lk->to_cell % nx, &end))
                     return true;
@@ -1095,9 +1099,7 @@ bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
             continue;
         uint32_t pos;
         for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
-             lk = (++pos < w->nlinks && w->links[s->lk_bycell[pos]].from_cell == u)
-                      ? &w->links[s->lk_bycell[pos]]
-                      : NULL) {
+             lk = next_link_from_cell(s, u, &pos)) {
             const uint32_t v = lk->to_cell;
             if (seen[v] || !nm_mask_in(m, v))
                 continue;

@@ -1161,9 +1161,11 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
 /* A random map of the searches' property tests: nx x ny cells, wall_pct % walls and raised_pct %
  * raised blocks ('H': RiseOk cuts them as walls), RiseOk's step bits when `steps`; then per cell
  * a lim mask bit (90 %), core outside lay on (map % 3 * 3) % of cells and, with ban_pct, each of
- * the eight step bits set at that rate (one-way bans). Returns lim (malloc'd). */
-static uint8_t *random_raised_map(nm_window *w, uint64_t *x, int map, int nx, int ny,
-                                  unsigned wall_pct, unsigned raised_pct, bool steps, unsigned ban_pct)
+ * the eight step bits set at that rate (one-way bans); then nl links and s, a search context on
+ * it. Returns lim (malloc'd); random_raised_map_free frees all three. */
+static uint8_t *random_raised_map(nm_window *w, nm_sctx *s, uint64_t *x, int map, int nx, int ny,
+                                  unsigned wall_pct, unsigned raised_pct, bool steps,
+                                  unsigned ban_pct, int nl)
 {
     char *rows = malloc((size_t)ny * (size_t)(nx + 1));
     const char **rp = malloc((size_t)ny * sizeof *rp);
@@ -1190,7 +1192,17 @@ static uint8_t *random_raised_map(nm_window *w, uint64_t *x, int map, int nx, in
             if ((xs_next(x) >> 30) % 100 < ban_pct)
                 w->stepbits[c] |= (uint8_t)(1u << b);
     }
+    random_core_links(w, x, 16, nl, nx, ny, 0, 5.0);
+    nm_error err = {0};
+    cr_assert_eq(nm_search_ctx_init(s, w, 1, &err), NM_OK, "%s", err.msg);
     return lim;
+}
+
+static void random_raised_map_free(nm_window *w, nm_sctx *s, uint8_t *lim)
+{
+    nm_search_ctx_free(s);
+    free(lim);
+    fx_free(w);
 }
 
 /* Two different random core cells as a solve's ends: the start's span nearest height 0, every
@@ -1222,12 +1234,10 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     int skipped = 0, cut = 0, found = 0;
     for (int map = 0; map < 40; map++) {
         nm_window w;
-        uint8_t *lim = random_raised_map(&w, &x, map, NX, NY, 22, 8, map % 2 == 0, 0);
-        const int nl = map % 4 * 2;
-        random_core_links(&w, &x, 16, nl, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
-        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
+        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 22, 8, map % 2 == 0, 0,
+                                         map % 4 * 2);
         for (int k = 0; k < 120; k++) {
             nm_ends e = random_core_ends(&w, &x, NX, NY);
             nm_span_search q = {{s.walk, map % 5 ? lim : NULL}, {NULL, 1.0F, 1.0F}, NULL, NULL, NULL,
@@ -1256,9 +1266,7 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
             cr_assert_eq(rc, 0, "map %d, leg %d: the core search found a path", map, k);
             cr_assert_eq(s.ntouched, reached, "map %d, leg %d: the core search reached more", map, k);
         }
-        nm_search_ctx_free(&s);
-        free(lim);
-        fx_free(&w);
+        random_raised_map_free(&w, &s, lim);
     }
     cr_assert_gt(skipped, 200);
     cr_assert_gt(cut, 200);
@@ -1279,11 +1287,10 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
     int refused = 0, beyond_linked = 0, reached_found = 0;
     for (int map = 0; map < 40; map++) {
         nm_window w;
-        uint8_t *lim = random_raised_map(&w, &x, map, NX, NY, 27, 6, map % 2 == 0, 4);
-        random_core_links(&w, &x, 16, map % 4 * 4, NX, NY, 0, 5.0);
         nm_sctx s;
         nm_error err = {0};
-        cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
+        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 27, 6, map % 2 == 0, 4,
+                                         map % 4 * 4);
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 150; k++) {
             const nm_ends e = random_core_ends(&w, &x, NX, NY);
@@ -1307,9 +1314,7 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
                 beyond_linked += nm_search_linked(&s, &m, e.start_cell, e.goal_cell);
             }
         }
-        nm_search_ctx_free(&s);
-        free(lim);
-        fx_free(&w);
+        random_raised_map_free(&w, &s, lim);
     }
     cr_assert_gt(refused, 300);
     cr_assert_gt(beyond_linked, 30);
