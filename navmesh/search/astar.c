@@ -1025,11 +1025,11 @@ bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
  * corners and step bits: on the demo town's leg 23 it passes while the topology layer's search
  * pops 2 M spans to exhaustion. Depth-first, from each cell the directions towards `to` first, so a
  * reachable end is found after few cells. m->a must be walk or core. Stopped (s->stop), it answers
- * true: no proof. */
-bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
+ * 1: no proof. With a budget, it gives up after popping that many cells (-1). */
+int nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to, uint32_t budget)
 {
     if (from == to)
-        return true;
+        return 1;
     const nm_window *w = s->w;
     const nm_scell *const cr = s->cell;
     const uint8_t abit = m->a == s->walk ? NM_SC_WALK : NM_SC_CORE;
@@ -1064,7 +1064,9 @@ bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
     stack[top++] = from;
     for (uint32_t pops = 1; top; pops++) {
         if (s->stop && !(pops & 0xFFFF) && atomic_load_explicit(s->stop, memory_order_relaxed))
-            return true;
+            return 1;
+        if (pops == budget)
+            return -1;
         const uint32_t u = stack[--top];
         const int64_t ui = u % nx, uj = u / nx;
         const nm_scell *const cu = &cr[u];
@@ -1091,7 +1093,7 @@ bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
             if (!(cv->bits & NM_SC_REACH0) && !nm_search_cell_usable(w, v))
                 continue;
             if (v == to)
-                return true;
+                return 1;
             seen[v] = 1;
             stack[top++] = v;
         }
@@ -1104,12 +1106,12 @@ bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
             if (seen[v] || !nm_mask_in(m, v))
                 continue;
             if (v == to)
-                return true;
+                return 1;
             seen[v] = 1;
             stack[top++] = v;
         }
     }
-    return false;
+    return 0;
 }
 
 /* ---- paths ----------------------------------------------------------------------------------- */

@@ -173,9 +173,12 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
 /* Linked check: 8-connected flood on the mask from `from` plus links; does it reach `to`? */
 bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to);
 /* Reach check: a flood of cells under the cell part of SpanAstar's edge rule (mask, corners, step
- * bits, a REACH span) plus links; false proves that no SpanAstar on a mask within m links the two
- * cells. m->a is walk or core. */
-bool nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to);
+ * bits, a REACH span) plus links; 0 proves that no SpanAstar on a mask within m links the two
+ * cells, 1 that the cells are linked on m (its edges are the linked check's, and fewer). m->a is
+ * walk or core. budget > 0: -1 when that many cells were popped without an answer. */
+int nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to, uint32_t budget);
+/* solve()'s first reach check pops at most this many cells before the linked check runs. */
+#define NM_SEARCH_REACH_FIRST (1u << 16)
 
 /* Expands a parent chain into a cell path with spans (chords by height interpolation). */
 int nm_search_expand_chain(const nm_sctx *s, const uint32_t *sp, const uint8_t *via, uint32_t n,

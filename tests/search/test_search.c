@@ -1294,7 +1294,7 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 150; k++) {
             const nm_ends e = random_core_ends(&w, &x, NX, NY);
-            const bool reach = nm_search_reach(&s, &m, e.start_cell, e.goal_cell);
+            const bool reach = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, 0) == 1;
             for (int layer = 0; layer < 2; layer++) {
                 nm_span_search q = {{layer ? w.core : s.walk, m.b}, {NULL, 1.0F, 1.0F}, NULL, NULL,
                                     NULL, 0.0, NULL};
@@ -1319,6 +1319,48 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
     cr_assert_gt(refused, 300);
     cr_assert_gt(beyond_linked, 30);
     cr_assert_gt(reached_found, 1000);
+}
+
+Test(search, a_reached_goal_proves_the_ends_linked_and_a_budget_changes_no_answer)
+{
+    /* solve() runs the reach check first, within NM_SEARCH_REACH_FIRST cells, and leaves the linked
+     * check out when it reaches the goal: so a reached goal must be a linked one (the flood's edges
+     * are the linked check's, and fewer), and a budget may only leave the answer open (-1), never
+     * change it. Random maps as above, lim masks and links included. It fails when the flood
+     * takes a link whose far cell is outside the mask, or when the budget's -1 comes late. */
+    enum { NX = 43, NY = 31 };
+    uint64_t x = 0x94D049BB133111EBull;
+    int reached = 0, refused = 0, open = 0, decided_in_budget = 0;
+    for (int map = 0; map < 40; map++) {
+        nm_window w;
+        nm_sctx s;
+        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 27, 6, map % 2 == 0, 4,
+                                         map % 4 * 4);
+        const nm_mask m = {w.core, map % 5 ? lim : NULL};
+        for (int k = 0; k < 150; k++) {
+            const nm_ends e = random_core_ends(&w, &x, NX, NY);
+            const int full = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, 0);
+            cr_assert(full == 0 || full == 1);
+            if (full == 1) {
+                reached++;
+                cr_assert(nm_search_linked(&s, &m, e.start_cell, e.goal_cell),
+                          "map %d, leg %d: reached but not linked", map, k);
+            } else {
+                refused++;
+            }
+            const uint32_t budget = 1u + (uint32_t)(k % 64);
+            const int part = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, budget);
+            cr_assert(part == -1 || part == full, "map %d, leg %d: budget %u answered %d, not %d", map,
+                      k, budget, part, full);
+            open += part == -1;
+            decided_in_budget += part != -1 && e.start_cell != e.goal_cell;
+        }
+        random_raised_map_free(&w, &s, lim);
+    }
+    cr_assert_gt(reached, 1000);
+    cr_assert_gt(refused, 300);
+    cr_assert_gt(open, 300);
+    cr_assert_gt(decided_in_budget, 300);
 }
 
 Test(search, a_link_into_a_core_cell_outside_walk_marks_the_walk_search_cut)
