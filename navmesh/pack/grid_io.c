@@ -338,6 +338,52 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
     return m;
 }
 
+/* Layer 0 of all five fields in one pass over its records (every layer-0 predictor is Up: the
+ * column's last value, one state row a field). Five passes read the record and column lists and
+ * wrote the 16-byte records five times, a tile's worth each time (a 512 x 512 tile is 4 MB of
+ * records, past the core's caches). False at the first bad value: the caller then decodes with
+ * the per-field passes, which name it as before. p[f] ends past field f's layer-0 values. */
+static bool layer0_pass(const uint32_t *lrec, const uint32_t *lcol, uint32_t m, uint32_t *state,
+                        uint32_t nx, const uint8_t *p[NM_BGRD_FIELDS],
+                        const uint8_t *const end[NM_BGRD_FIELDS], uint32_t regions, uint32_t *q,
+                        nm_grid_rec *out)
+{
+    const uint8_t *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3], *p4 = p[4];
+    const int64_t lim = INT64_C(1) << 40;
+    bool bad = false;
+    /* field f's value v: its column's last value plus the next residual of its stream pf */
+#define UP_NEXT(f, pf, vmax, v)                                                                    \
+    do {                                                                                           \
+        uint32_t *const col = state + (f) * nx;                                                    \
+        const int64_t d = nm_unzig(varint_fast(&pf, end[f], &bad));                                \
+        const int64_t x = d > lim || d < -lim ? -1 : (int64_t)col[c] + d;                          \
+        if (bad || x < 0 || (uint64_t)x > (vmax))                                                  \
+            return false;                                                                          \
+        v = col[c] = (uint32_t)x;                                                                  \
+    } while (0)
+    for (uint32_t e = 0; e < m; e++) {
+        const uint32_t r = lrec[e], c = lcol[e];
+        uint32_t v0, v1, v2, v3, v4;
+        UP_NEXT(0, p0, k_field_max[0], v0);
+        UP_NEXT(1, p1, regions - 1, v1);
+        UP_NEXT(2, p2, k_field_max[2], v2);
+        UP_NEXT(3, p3, k_field_max[3], v3);
+        UP_NEXT(4, p4, k_field_max[4], v4);
+        q[r] = v0;
+        out[r].rid = v1;
+        out[r].clr = (uint16_t)v2;
+        out[r].flags = (uint8_t)v3;
+        out[r].steps = (uint8_t)v4;
+    }
+#undef UP_NEXT
+    p[0] = p0;
+    p[1] = p1;
+    p[2] = p2;
+    p[3] = p3;
+    p[4] = p4;
+    return true;
+}
+
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
                         nm_grid_rec *out, nm_error *err)
 {
@@ -380,7 +426,7 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     if (nm_cur_left(&c) != 0)
         return nm_fail(err, NM_ERR_CORRUPT, "BGRD: zone '%s': tile %u: %zu bytes after the last stream",
                        z->name, tile, nm_cur_left(&c));
-    if (!scratch_reserve(s, h.ncell, h.n, (size_t)e->nx, h.regions))
+    if (!scratch_reserve(s, h.ncell, h.n, (size_t)NM_BGRD_FIELDS * (size_t)e->nx, h.regions))
         return nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory");
 
     /* Stream 0: ascending cell numbers as steps from 0; stream 1: layer counts. */
@@ -457,13 +503,30 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     }
     uint32_t *state = s->col;
 
-    /* Streams 3..7: residuals, field -> layer -> cell. */
+    /* Streams 3..7: residuals, field -> layer -> cell; layer 0 of every field at once when all
+     * are wanted. */
+    const uint8_t *pf[NM_BGRD_FIELDS], *endf[NM_BGRD_FIELDS];
+    for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
+        pf[f] = s->stream[3 + f].p;
+        endf[f] = pf[f] + got[3 + f];
+    }
+    uint32_t l0 = 0;
+    if (want == NM_BGRD_ALL_FIELDS) {
+        memset(state, 0, (size_t)NM_BGRD_FIELDS * (size_t)e->nx * sizeof *state);
+        if (layer0_pass(s->lrec, s->lcol, ls[0], state, (uint32_t)e->nx, pf, endf, h.regions,
+                        s->q, out)) {
+            l0 = 1;
+            s->layer0_passes++;
+        }
+        else /* the per-field passes below name the bad value */
+            for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) pf[f] = s->stream[3 + f].p;
+    }
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
         if (!(want & (1u << f))) continue;
-        const uint8_t *p = s->stream[3 + f].p, *end = p + got[3 + f];
+        const uint8_t *p = pf[f], *end = endf[f];
         bool bad = false;
         uint32_t vmax = f == 1 ? h.regions - 1 : k_field_max[f];
-        for (uint32_t l = 0; l < h.kmax; l++) {
+        for (uint32_t l = l0; l < h.kmax; l++) {
             bool down = h.select[f * h.kmax + l] == NM_BGRD_PRED_DOWN;
             /* Up: the last value of this pass in the column, 0 before its first (a reset a pass
              * costs a tile row; a pass number a column read and wrote one per record) */

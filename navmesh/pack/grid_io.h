@@ -141,7 +141,7 @@ typedef struct nm_bgrd_scratch {
     int32_t *cells;       /* per cell with records: tile-local cell number */
     uint32_t *first;      /* per cell: index of its layer 0 record; ncell + 1 entries */
     uint32_t *q;          /* per record: height_q */
-    uint32_t *col;        /* per column: Up predictor state (reset at each Up pass) */
+    uint32_t *col;        /* per column and field: Up predictor state (reset at each Up pass) */
     uint32_t *dict;       /* region dictionary */
     size_t cell_cap, rec_cap, col_cap, dict_cap;
     uint32_t *lrec;       /* per record: record indices grouped by layer, cells ascending */
@@ -149,6 +149,7 @@ typedef struct nm_bgrd_scratch {
     uint32_t *lstart;     /* per layer + 1: start of the layer's group in lrec / lcol */
     size_t lrec_cap, lstart_cap;
     nm_bytes fspn[6];     /* sidecar columns of the tile (when decoding with fields) */
+    uint64_t layer0_passes; /* tiles whose layer 0 was decoded in one pass over every field */
 } nm_bgrd_scratch;
 void nm_bgrd_scratch_free(nm_bgrd_scratch *s);
 
