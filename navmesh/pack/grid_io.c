@@ -309,6 +309,16 @@ static inline void field_set(int f, uint32_t *q, nm_grid_rec *out, uint32_t r, u
     }
 }
 
+/* A predicted value: pred plus the next residual of the stream (-1 for a residual past 2^40);
+ * *bad set when the varint is. */
+static inline __attribute__((always_inline)) int64_t next_value(int64_t pred, const uint8_t **pp,
+                                                               const uint8_t *end, bool *bad)
+{
+    const int64_t lim = INT64_C(1) << 40;
+    const int64_t d = nm_unzig(varint_fast(pp, end, bad));
+    return d > lim || d < -lim ? -1 : pred + d;
+}
+
 /* One (field, layer) pass over the layer's records (cells ascending). Returns the index in the
  * group of the first bad value, or m when all are good. f is a constant at each call site, so
  * the compiler makes one loop per field. */
@@ -317,7 +327,6 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
     uint32_t vmax, const uint8_t **pp, const uint8_t *end, bool *bad, uint32_t *q, nm_grid_rec *out,
     int64_t *bad_v)
 {
-    const int64_t lim = INT64_C(1) << 40;
     for (uint32_t e = 0; e < m; e++) {
         uint32_t r = lrec[e];
         int64_t pred;
@@ -325,8 +334,7 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
             pred = field_get(f, q, out, r - 1);
         else
             pred = state[lcol[e]];
-        int64_t d = nm_unzig(varint_fast(pp, end, bad));
-        int64_t v = d > lim || d < -lim ? -1 : pred + d;
+        int64_t v = next_value(pred, pp, end, bad);
         if (*bad || v < 0 || (uint64_t)v > vmax) {
             *bad_v = v;
             return e;
@@ -349,14 +357,12 @@ static bool layer0_pass(const uint32_t *lrec, const uint32_t *lcol, uint32_t m, 
                         nm_grid_rec *out)
 {
     const uint8_t *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3], *p4 = p[4];
-    const int64_t lim = INT64_C(1) << 40;
     bool bad = false;
     /* field f's value v: its column's last value plus the next residual of its stream pf */
 #define UP_NEXT(f, pf, vmax, v)                                                                    \
     do {                                                                                           \
         uint32_t *const col = state + (f) * nx;                                                    \
-        const int64_t d = nm_unzig(varint_fast(&pf, end[f], &bad));                                \
-        const int64_t x = d > lim || d < -lim ? -1 : (int64_t)col[c] + d;                          \
+        const int64_t x = next_value(col[c], &pf, end[f], &bad);                                   \
         if (bad || x < 0 || (uint64_t)x > (vmax))                                                  \
             return false;                                                                          \
         v = col[c] = (uint32_t)x;                                                                  \

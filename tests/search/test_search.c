@@ -1273,7 +1273,7 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     cr_assert_gt(found, 200);
 }
 
-Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
+Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds_and_one_that_reaches_proves_a_link)
 {
     /* solve() skips both SpanAstar tries when nm_search_reach does not reach the goal cell. Random
      * maps with walls, raised blocks (RiseOk cuts), RiseOk's step bits on every other map, random
@@ -1281,10 +1281,15 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
      * refuses must be refused by SpanAstar on walk and on core. Pairs the linked check passes and
      * the reach check refuses must occur (step bits and corners cut them), else the check proves
      * nothing the linked check does not. It fails when the flood misses an edge the search takes
-     * (a link, a step bit read from the wrong cell, a corner). */
+     * (a link, a step bit read from the wrong cell, a corner).
+     * solve() also runs the reach check first, within NM_SEARCH_REACH_FIRST cells, and leaves the
+     * linked check out when it reaches the goal: so a reached goal must be a linked one (the
+     * flood's edges are the linked check's, and fewer), and a budget may only leave the answer open
+     * (-1), never change it. That part fails when the flood takes a link whose far cell is outside
+     * the mask, or when a spent budget answers 0. */
     enum { NX = 43, NY = 31 };
     uint64_t x = 0xD1B54A32D192ED03ull;
-    int refused = 0, beyond_linked = 0, reached_found = 0;
+    int refused = 0, beyond_linked = 0, reached_found = 0, reached = 0, open = 0, decided_in_budget = 0;
     for (int map = 0; map < 40; map++) {
         nm_window w;
         nm_sctx s;
@@ -1294,7 +1299,20 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
         const nm_mask m = {w.core, map % 5 ? lim : NULL};
         for (int k = 0; k < 150; k++) {
             const nm_ends e = random_core_ends(&w, &x, NX, NY);
-            const bool reach = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, 0) == 1;
+            const int full = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, 0);
+            cr_assert(full == 0 || full == 1);
+            const bool reach = full == 1;
+            if (reach) {
+                reached++;
+                cr_assert(nm_search_linked(&s, &m, e.start_cell, e.goal_cell),
+                          "map %d, leg %d: reached but not linked", map, k);
+            }
+            const uint32_t budget = 1u + (uint32_t)(k % 64);
+            const int part = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, budget);
+            cr_assert(part == -1 || part == full, "map %d, leg %d: budget %u answered %d, not %d", map,
+                      k, budget, part, full);
+            open += part == -1;
+            decided_in_budget += part != -1 && e.start_cell != e.goal_cell;
             for (int layer = 0; layer < 2; layer++) {
                 nm_span_search q = {{layer ? w.core : s.walk, m.b}, {NULL, 1.0F, 1.0F}, NULL, NULL,
                                     NULL, 0.0, NULL};
@@ -1319,46 +1337,7 @@ Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds)
     cr_assert_gt(refused, 300);
     cr_assert_gt(beyond_linked, 30);
     cr_assert_gt(reached_found, 1000);
-}
-
-Test(search, a_reached_goal_proves_the_ends_linked_and_a_budget_changes_no_answer)
-{
-    /* solve() runs the reach check first, within NM_SEARCH_REACH_FIRST cells, and leaves the linked
-     * check out when it reaches the goal: so a reached goal must be a linked one (the flood's edges
-     * are the linked check's, and fewer), and a budget may only leave the answer open (-1), never
-     * change it. Random maps as above, lim masks and links included. It fails when the flood
-     * takes a link whose far cell is outside the mask, or when the budget's -1 comes late. */
-    enum { NX = 43, NY = 31 };
-    uint64_t x = 0x94D049BB133111EBull;
-    int reached = 0, refused = 0, open = 0, decided_in_budget = 0;
-    for (int map = 0; map < 40; map++) {
-        nm_window w;
-        nm_sctx s;
-        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 27, 6, map % 2 == 0, 4,
-                                         map % 4 * 4);
-        const nm_mask m = {w.core, map % 5 ? lim : NULL};
-        for (int k = 0; k < 150; k++) {
-            const nm_ends e = random_core_ends(&w, &x, NX, NY);
-            const int full = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, 0);
-            cr_assert(full == 0 || full == 1);
-            if (full == 1) {
-                reached++;
-                cr_assert(nm_search_linked(&s, &m, e.start_cell, e.goal_cell),
-                          "map %d, leg %d: reached but not linked", map, k);
-            } else {
-                refused++;
-            }
-            const uint32_t budget = 1u + (uint32_t)(k % 64);
-            const int part = nm_search_reach(&s, &m, e.start_cell, e.goal_cell, budget);
-            cr_assert(part == -1 || part == full, "map %d, leg %d: budget %u answered %d, not %d", map,
-                      k, budget, part, full);
-            open += part == -1;
-            decided_in_budget += part != -1 && e.start_cell != e.goal_cell;
-        }
-        random_raised_map_free(&w, &s, lim);
-    }
     cr_assert_gt(reached, 1000);
-    cr_assert_gt(refused, 300);
     cr_assert_gt(open, 300);
     cr_assert_gt(decided_in_budget, 300);
 }
