@@ -24,7 +24,7 @@ static inline bool nm_mask_in(const nm_mask *m, uint32_t c)
 
 /* A heap entry: the node is read back from the key (16 bytes an entry). */
 typedef struct nm_heap_item {
-    double f;
+    double f; /* >= +0, never -0 or NaN (the pop compares its bits as an integer: astar.c) */
     uint64_t key; /* tie-break after f: SpanAstar's (cell << 32 | span), which orders as the
                      span index (spans are sorted by cell) and hands the pop its cell;
                      (x << 32 | y) at the cell level; the access chains' (bottleneck, cell) */

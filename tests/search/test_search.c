@@ -937,7 +937,10 @@ Test(search, a_leg_the_final_judgement_refuses_skips_the_layers)
 Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
 {
     /* Random pushes and pops (f from a few values so ties on f are common, keys with repeats,
-     * as a node's older entries) against a reference that scans for the (f, key) minimum. */
+     * as a node's older entries) against a reference that scans for the (f, key) minimum. The
+     * values span every kind of f >= 0 a search can make (zero, subnormal, tiny, huge, infinite):
+     * the pop compares their bits as integers. */
+    static const double far[] = {0.0, 4.9e-324, 2.2e-308, 1e-300, 1e300, 1.7e308, INFINITY};
     nm_heap h = {0};
     nm_error err = {0};
     enum { N = 40000 };
@@ -948,7 +951,8 @@ Test(search, heap_pops_in_f_then_key_order_under_any_interleaving)
     for (int op = 0; op < N; op++) {
         xs_next(&x);
         if (nref == 0 || x % 5 < 3) { /* push 3 of 5 */
-            const double f = (double)((x >> 8) % 64) * 0.5;
+            const uint64_t v = (x >> 8) % 72;
+            const double f = v < 64 ? (double)v * 0.5 : far[v % 8 % 7];
             const uint64_t key = (x >> 20) % 4096;
             cr_assert_eq(nm_search_heap_push(&h, f, key, &err), NM_OK);
             ref[nref++] = (nm_heap_item){f, key};
@@ -992,7 +996,8 @@ Test(search, indexed_heap_pops_as_the_lazy_heap_with_decreases)
             cr_assert_eq(nm_search_iheap_push(&h, node, f[k], k, &err), NM_OK);
         } else if (kind < 6 && nopen) { /* a lower (or equal) f for an open key */
             const uint32_t k = okeys[(x >> 20) % nopen];
-            f[k] -= (double)((x >> 40) % 5) * 0.25;
+            const double d = (double)((x >> 40) % 5) * 0.25; /* f stays >= 0, as a search's */
+            f[k] = f[k] > d ? f[k] - d : 0.0;
             nm_search_iheap_decrease(&h, node, node[k].pos, f[k]);
             decreases++;
         } else if (nopen) {
