@@ -185,13 +185,11 @@ static int work_alloc(nm_sctx *s, size_t nn)
     s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);
-    s->touched = nm_malloc(nn * sizeof *s->touched);
-    s->ntouched = 0;
-    s->dirty = false; /* calloc: every state 0 */
+    s->opened = nm_calloc(nn / 64 + 1, sizeof *s->opened);
     memset(&s->heap, 0, sizeof s->heap); /* grows by doubling, kept across the solves */
     const int hrc = nm_search_heap_reserve(&s->heap, s->nspans / 8 + 1024, NULL);
-    return s->node && s->closed && s->queue && s->seen && s->touched && !hrc ? NM_OK
-                                                                             : NM_ERR_NOMEM;
+    return s->node && s->closed && s->queue && s->seen && s->opened && !hrc ? NM_OK
+                                                                            : NM_ERR_NOMEM;
 }
 
 static void work_free(nm_sctx *s)
@@ -200,7 +198,7 @@ static void work_free(nm_sctx *s)
     nm_free(s->closed);
     nm_free(s->queue);
     nm_free(s->seen);
-    nm_free(s->touched);
+    nm_free(s->opened);
     nm_search_heap_free(&s->heap);
 }
 
@@ -331,9 +329,7 @@ static void work_move(nm_sctx *to, const nm_sctx *from)
     to->node = from->node;
     to->nnodes = from->nnodes;
     to->closed = from->closed;
-    to->touched = from->touched;
-    to->ntouched = from->ntouched;
-    to->dirty = from->dirty;
+    to->opened = from->opened;
     to->heap = from->heap;
     to->queue = from->queue;
     to->seen = from->seen;
@@ -348,7 +344,7 @@ int nm_search_ctx_twin(nm_sctx *twin, nm_sctx *s, nm_error *err)
     twin->nnodes = s->nspans ? s->nspans : 1;
     if (s->spare) {
         /* the last twin's arrays on this window: no fresh pages to zero (on a Full demo window
-         * ~60 MB a leg); SpanAstar resets the nodes they touched, as for s's own */
+         * ~60 MB a leg); SpanAstar clears their opened and closed bits, as for s's own */
         work_move(twin, s->spare);
         nm_free(s->spare);
         s->spare = NULL;
@@ -508,26 +504,26 @@ static bool is_goal(const nm_ends *e, uint32_t k)
     return false;
 }
 
-/* SpanAstar's reset: the state of the nodes the last run gave one, unless something else wrote
- * the node arrays since (then every state). g and par are read only for nodes with a state (state
- * 0 reads as g = infinity, no parent), so they are never cleared: pages of spans no search
- * reaches are never written. */
+/* SpanAstar's reset: no span opened or closed. A node's g, par and state are read only for an
+ * opened span, so they are never cleared (pages of spans no search reaches are never written)
+ * and the other users of the node records (the cell level, the gap flood) leave nothing to
+ * undo. */
 static void reset_span_nodes(nm_sctx *s)
 {
-    if (s->dirty) {
-        for (uint32_t k = 0; k < s->nspans; k++)
-            s->node[k].state = 0;
-        memset(s->closed, 0, ((size_t)s->nspans / 64 + 1) * sizeof *s->closed);
-        s->dirty = false;
-    } else {
-        for (uint32_t i = 0; i < s->ntouched; i++) {
-            const uint32_t k = s->touched[i];
-            s->node[k].state = 0;
-            s->closed[k >> 6] = 0; /* every closed span was touched */
-        }
-    }
-    s->ntouched = 0;
+    const size_t words = (size_t)s->nspans / 64 + 1;
+    memset(s->opened, 0, words * sizeof *s->opened);
+    memset(s->closed, 0, words * sizeof *s->closed);
     s->heap.n = 0;
+}
+
+static inline bool span_opened(const nm_sctx *s, uint32_t k)
+{
+    return (s->opened[k >> 6] >> (k & 63)) & 1u;
+}
+
+static inline void span_open(nm_sctx *s, uint32_t k)
+{
+    s->opened[k >> 6] |= (uint64_t)1 << (k & 63);
 }
 
 static inline bool span_closed(const nm_sctx *s, uint32_t k)
@@ -537,7 +533,6 @@ static inline bool span_closed(const nm_sctx *s, uint32_t k)
 
 static void reset_nodes(nm_sctx *s, uint32_t n)
 {
-    s->dirty = true; /* the cell level reuses the node arrays */
     for (uint32_t k = 0; k < n; k++)
         s->node[k] = (nm_snode){INFINITY, NM_SEARCH_NONE, 0, 0};
     s->heap.n = 0;
@@ -633,7 +628,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                                   span_key(t, e->start_span), err);
     if (rc)
         return rc;
-    s->touched[s->ntouched++] = e->start_span;
+    span_open(s, e->start_span);
     uint8_t step_bit[8], step_rev[8];
     step_tables(step_bit, step_rev);
     uint32_t found = NM_SEARCH_NONE;
@@ -734,8 +729,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                         ndp = cd;
                     }
                 }
-                if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                    const bool was_open = nv->state;
+                const bool was_open = span_opened(s, v); /* not closed: in the heap */
+                if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
                     nv->g = ndp;
                     nv->par = np;
                     nv->state = NM_ST_OPEN | (drop ? NM_ST_VIA : 0);
@@ -744,7 +739,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     if (was_open) {
                         nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                     } else {
-                        s->touched[s->ntouched++] = v;
+                        span_open(s, v);
                         rc = nm_search_iheap_push(&s->heap, node, fv, (uint64_t)vc << 32 | v, err);
                         if (rc)
                             return rc;
@@ -768,8 +763,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             if (!(w->sp_bits[v] & NM_SP_REACH))
                 continue;
             double ndp = gu + lk->cost;
-            if (ndp < (nv->state ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                const bool was_open = nv->state;
+            const bool was_open = span_opened(s, v);
+            if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
                 nv->g = ndp;
                 nv->par = u;
                 nv->state = NM_ST_OPEN | NM_ST_VIA;
@@ -777,7 +772,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 if (was_open) {
                     nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                 } else {
-                    s->touched[s->ntouched++] = v;
+                    span_open(s, v);
                     rc = nm_search_iheap_push(&s->heap, node, fv, span_key(t, v), err);
                     if (rc)
                         return rc;

@@ -94,7 +94,6 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
     const nm_mask core = {w->core, NULL}; /* the widest walkable mask */
     for (uint32_t k = 0; k < s->nspans; k++)
         s->node[k].state = 0;
-    s->dirty = true; /* the flood bits are not in SpanAstar's touched list */
     uint32_t gl[16], ng = 0;
     for (uint32_t k = 0; k < ngoal && ng < 16; k++)
         if (goals[k] < s->nspans && (w->sp_bits[goals[k]] & NM_SP_REACH))

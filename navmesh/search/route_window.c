@@ -1171,7 +1171,7 @@ static int run(leg *L, nm_error *err)
 }
 
 /* The search state for window w: the one an earlier search on w handed back (its arrays depend on
- * the window alone, and SpanAstar resets the nodes it touched when it starts), else a new one. */
+ * the window alone, and SpanAstar clears its opened and closed bits when it starts), else a new one. */
 static int take_state(nm_sctx *s, const nm_window *w, struct nm_sctx *kept, int workers, nm_error *err)
 {
     if (kept && kept->nx == (uint32_t)w->win.nx && kept->ny == (uint32_t)w->win.ny &&
@@ -1227,8 +1227,8 @@ int nm_search_route_window(const nm_window *w, const nm_search_request *req, nm_
 /* The bytes of a context's work arrays (not walk and the link tables). */
 static size_t work_bytes(const nm_sctx *s)
 {
-    const size_t nn = s->nnodes, ns = s->nspans ? s->nspans : 1;
-    return nn * sizeof *s->node + (nn / 64 + 1) * sizeof *s->closed + ns * sizeof *s->touched +
+    const size_t nn = s->nnodes;
+    return nn * sizeof *s->node + (nn / 64 + 1) * (sizeof *s->closed + sizeof *s->opened) +
            (size_t)s->ncell * (sizeof *s->queue + sizeof *s->seen) + s->heap.cap * sizeof *s->heap.it;
 }
 

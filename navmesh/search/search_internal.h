@@ -101,9 +101,10 @@ typedef struct nm_sctx {
     uint64_t *closed; /* [nspans / 64 + 1] bit k: SpanAstar closed span k. A small array (a bit a
                          span stays in the cache) tested before the node record, so a stale heap
                          entry or a closed neighbour costs no miss on the records */
-    uint32_t *touched; /* [nspans] span nodes SpanAstar gave a state, reset after each run */
-    uint32_t ntouched;
-    bool dirty; /* nodes changed outside the touched list: the next SpanAstar resets all */
+    uint64_t *opened; /* [nspans / 64 + 1] bit k: SpanAstar gave span k a g this run (its node's
+                         g, par and state are valid only then). Cleared with `closed` when a run
+                         starts, instead of each node's state through a list of the spans
+                         touched: no scattered writes, and no 4 B a span */
     bool wider_cut; /* the last SpanAstar with q->wider refused a cell of the wider mask */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
