@@ -516,19 +516,25 @@ static void reset_span_nodes(nm_sctx *s)
     s->heap.n = 0;
 }
 
-static inline bool span_opened(const nm_sctx *s, uint32_t k)
+/* Bit k of a span bitmap (opened, closed). */
+static inline bool span_bit(const uint64_t *b, uint32_t k)
 {
-    return (s->opened[k >> 6] >> (k & 63)) & 1u;
+    return (b[k >> 6] >> (k & 63)) & 1u;
 }
 
-static inline void span_open(nm_sctx *s, uint32_t k)
+static inline void span_bit_set(uint64_t *b, uint32_t k)
 {
-    s->opened[k >> 6] |= (uint64_t)1 << (k & 63);
+    b[k >> 6] |= (uint64_t)1 << (k & 63);
+}
+
+static inline bool span_opened(const nm_sctx *s, uint32_t k)
+{
+    return span_bit(s->opened, k);
 }
 
 static inline bool span_closed(const nm_sctx *s, uint32_t k)
 {
-    return (s->closed[k >> 6] >> (k & 63)) & 1u;
+    return span_bit(s->closed, k);
 }
 
 static void reset_nodes(nm_sctx *s, uint32_t n)
@@ -628,7 +634,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                                   span_key(t, e->start_span), err);
     if (rc)
         return rc;
-    span_open(s, e->start_span);
+    span_bit_set(s->opened, e->start_span);
     uint8_t step_bit[8], step_rev[8];
     step_tables(step_bit, step_rev);
     uint32_t found = NM_SEARCH_NONE;
@@ -661,7 +667,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             !q->los(q->los_ctx, q->solidc, nu->par, u))
             reparent(s, q, u);
         nu->state |= NM_ST_CLOSED;
-        s->closed[u >> 6] |= (uint64_t)1 << (u & 63);
+        span_bit_set(s->closed, u);
         if (uc == gc && is_goal(e, u)) {
             found = u;
             break;
@@ -739,7 +745,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     if (was_open) {
                         nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                     } else {
-                        span_open(s, v);
+                        span_bit_set(s->opened, v);
                         rc = nm_search_iheap_push(&s->heap, node, fv, (uint64_t)vc << 32 | v, err);
                         if (rc)
                             return rc;
@@ -772,7 +778,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 if (was_open) {
                     nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                 } else {
-                    span_open(s, v);
+                    span_bit_set(s->opened, v);
                     rc = nm_search_iheap_push(&s->heap, node, fv, span_key(t, v), err);
                     if (rc)
                         return rc;

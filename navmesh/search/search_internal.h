@@ -45,8 +45,8 @@ nm_heap_item nm_search_heap_pop(nm_heap *h);
 
 /* A search node (a span, or a cell at the cell level): what a relaxation reads and writes of a
  * node in one 16-byte record, so a neighbour costs one cache line instead of three (g, par and
- * state in separate arrays missed the cache each on a Full window). g and par are valid only
- * when state != 0. */
+ * state in separate arrays missed the cache each on a Full window). In SpanAstar g, par and
+ * state are valid only for a span whose `opened` bit is set; the cell level initialises them all. */
 typedef struct nm_snode {
     double g;           /* cost from the start */
     uint32_t par : 29;  /* parent node, NM_SEARCH_NONE at the start */

@@ -1163,11 +1163,6 @@ Test(search, linked_check_by_row_runs_answers_as_a_cell_by_cell_flood)
     cr_assert_gt(cut, 1000);
 }
 
-/* A random map of the searches' property tests: nx x ny cells, wall_pct % walls and raised_pct %
- * raised blocks ('H': RiseOk cuts them as walls), RiseOk's step bits when `steps`; then per cell
- * a lim mask bit (90 %), core outside lay on (map % 3 * 3) % of cells and, with ban_pct, each of
- * the eight step bits set at that rate (one-way bans); then nl links and s, a search context on
- * it. Returns lim (malloc'd); random_raised_map_free frees all three. */
 /* The spans the last SpanAstar on s gave a g. */
 static uint32_t opened_spans(const nm_sctx *s)
 {
@@ -1177,6 +1172,11 @@ static uint32_t opened_spans(const nm_sctx *s)
     return n;
 }
 
+/* A random map of the searches' property tests: nx x ny cells, wall_pct % walls and raised_pct %
+ * raised blocks ('H': RiseOk cuts them as walls), RiseOk's step bits when `steps`; then per cell
+ * a lim mask bit (90 %), core outside lay on (map % 3 * 3) % of cells and, with ban_pct, each of
+ * the eight step bits set at that rate (one-way bans); then nl links and s, a search context on
+ * it. Returns lim (malloc'd); random_raised_map_free frees all three. */
 static uint8_t *random_raised_map(nm_window *w, nm_sctx *s, uint64_t *x, int map, int nx, int ny,
                                   unsigned wall_pct, unsigned raised_pct, bool steps,
                                   unsigned ban_pct, int nl)
