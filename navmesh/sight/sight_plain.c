@@ -153,7 +153,7 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8
         int64_t x, y;
         nm_sight_line_cell(&l, k, &x, &y);
         const size_t c = (size_t)y * nx + (size_t)x;
-        const unsigned d = on_far[c] < ground_far[c] ? on_far[c] : ground_far[c]; /* plain */
+        const unsigned d = on_far && on_far[c] < ground_far[c] ? on_far[c] : ground_far[c]; /* plain */
         if (d < 2)
             return false; /* near a cell that is not plain: the full check decides */
         k += d - 1;       /* line cells k + 1 .. k + d - 2 lie within d - 2 of this one */
@@ -161,11 +161,24 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8
     return true;
 }
 
+/* Where a product stands in for a division in placing a sample: under kSampleRange px on every
+ * coordinate the product's sample lies within ~3e-8 px (1.2e-7 cells) of the division's, so one
+ * kCellTol cells or more from every cell edge lies in the division's cell. */
+#define NM_kSampleRange 1e7
+#define NM_kCellTol 8e-6
+
 /* The samples of nm_sight_off_mask, one by one, except those the on field vouches for: a sample in
  * a cell with r = d >= 2 has every cell within d - 1 of it on the mask and in the window, and
  * the next m samples stay within m * step < d - 1 cells of it on each axis (a sample's cell moves
  * by at most floor(shift) + 1), so they are on the mask. The 1e-6 cell margin dwarfs the rounding
- * of the samples' positions (~1e-12 cells). */
+ * of the samples' positions (~1e-12 cells).
+ * No division a sample: a sample is a dependent chain (the field's byte, the skip, the next
+ * position), and two divisions were most of its ~80 cycles on a large window's chords (issue 14).
+ * The skip multiplies by 1 / step with twice the margin, so it is never longer than the divided
+ * one (the extra 1e-6 cells dwarf both roundings): a shorter skip only looks at samples the
+ * division skipped, each placed exactly. A sample's position multiplies by 1 / (n - 1): away from
+ * cell edges (kCellTol) its cell is the divided position's; near one the position is divided as
+ * nm_sight_off_mask divides it. */
 bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double px, double py, double qx,
                              double qy)
 {
@@ -174,19 +187,41 @@ bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double
         return true;
     int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
     const double step = L / (double)(n - 1) / NM_kCS; /* cells between samples, < 1/2 */
+    const double per_cell = step > 0.0 ? 1.0 / step : 0.0;
+    const double inv = 1.0 / (double)(n - 1);
+    const bool near = fabs(px) < NM_kSampleRange && fabs(py) < NM_kSampleRange && fabs(qx) < NM_kSampleRange &&
+                      fabs(qy) < NM_kSampleRange && fabs(win->x0) < NM_kSampleRange &&
+                      fabs(win->y0) < NM_kSampleRange;
     for (int64_t i = 0; i < n; ++i) {
-        double t = i == n - 1 ? 1.0 : (double)i / (double)(n - 1);
-        double x = i == n - 1 ? qx : px + (qx - px) * t;
-        double y = i == n - 1 ? qy : py + (qy - py) * t;
-        int64_t cx = nm_sight_cell_trunc(x, win->x0), cy = nm_sight_cell_trunc(y, win->y0);
+        int64_t cx, cy;
+        if (i == n - 1) {
+            cx = nm_sight_cell_trunc(qx, win->x0);
+            cy = nm_sight_cell_trunc(qy, win->y0);
+        } else {
+            bool edge = true;
+            if (near) { /* |ux|, |uy| < 2 * kSampleRange / kCS */
+                const double te = (double)i * inv;
+                const double ux = (px + (qx - px) * te - win->x0) / NM_kCS;
+                const double uy = (py + (qy - py) * te - win->y0) / NM_kCS;
+                cx = (int64_t)ux;
+                cy = (int64_t)uy;
+                const double fx = fabs(ux - (double)cx), fy = fabs(uy - (double)cy); /* from the edge nearer 0 */
+                edge = fx < NM_kCellTol || fx > 1.0 - NM_kCellTol || fy < NM_kCellTol || fy > 1.0 - NM_kCellTol;
+            }
+            if (edge) { /* near a cell edge: the sample as nm_sight_off_mask places it */
+                const double t = (double)i / (double)(n - 1);
+                cx = nm_sight_cell_trunc(px + (qx - px) * t, win->x0);
+                cy = nm_sight_cell_trunc(py + (qy - py) * t, win->y0);
+            }
+        }
         if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
             return true;
         const size_t c = (size_t)cy * (size_t)win->nx + (size_t)cx;
         const unsigned d = r[c]; /* 0: off the mask */
         if (!d)
             return true;
-        if (d >= 2) {
-            double m = step > 0.0 ? floor(((double)d - 1.0 - 1e-6) / step) : (double)n;
+        if (d >= 2) { /* m >= 0: its integer part is its floor */
+            const double m = step > 0.0 ? ((double)d - 1.0 - 2e-6) * per_cell : (double)n;
             i += m < (double)n ? (int64_t)m : n;
         }
     }

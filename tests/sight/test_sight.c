@@ -783,6 +783,46 @@ Test(sight, on_field_skips_give_the_answers_of_every_sample)
     cr_assert_gt(through, 20000, "chords that stay on it (%u)", through);
 }
 
+/* The sampler places samples by a product, and by the division near a cell edge: chords whose ends
+ * lie on a grid of sixteenths of a cell (ends on cell edges, axis-parallel and 45-degree runs),
+ * in windows near and far from the origin (past the range where the product is trusted), give
+ * nm_sight_off_mask's answer. It fails when a sample left of the window's origin rounds down
+ * instead of towards zero; a sample a rounding off an edge taking the product's cell fails
+ * on_field_skips_give_the_answers_of_every_sample (its ends in hundredths of a px). */
+Test(sight, samples_on_cell_edges_and_far_windows_give_the_answers_of_every_sample)
+{
+    enum { NX = 64, NY = 48 };
+    uint64_t seed = 0x3C6EF372FE94F82BULL;
+    static uint8_t on[NX * NY], far[NX * NY];
+    const double origins[3][2] = {{2.0, 3.0}, {-5.25, 7.5}, {2.5e7, -3.75e7}};
+    uint32_t off = 0, through = 0, edge_ends = 0;
+    for (int o = 0; o < 3; ++o) {
+        nm_grid_window win = {origins[o][0], origins[o][1], NX, NY};
+        for (int c = 0; c < NX * NY; ++c)
+            on[c] = plain_rng(&seed) % 11 != 0;
+        memcpy(far, on, sizeof far);
+        nm_sight_far(NX, NY, far);
+        for (int t = 0; t < 60000; ++t) {
+            /* ends in sixteenths of a cell, a cell beyond the window on each side */
+            double px = win.x0 + (double)((int)(plain_rng(&seed) % (16 * (NX + 2))) - 16) * NM_kCS / 16.0;
+            double py = win.y0 + (double)((int)(plain_rng(&seed) % (16 * (NY + 2))) - 16) * NM_kCS / 16.0;
+            double qx = win.x0 + (double)((int)(plain_rng(&seed) % (16 * (NX + 2))) - 16) * NM_kCS / 16.0;
+            double qy = win.y0 + (double)((int)(plain_rng(&seed) % (16 * (NY + 2))) - 16) * NM_kCS / 16.0;
+            if (t % 3 == 0) /* an axis-parallel or a 45-degree chord */
+                qy = t % 2 ? py : py + (qx - px);
+            edge_ends += fmod((px - win.x0) / NM_kCS, 1.0) == 0.0;
+            const bool m = nm_sight_off_mask(&win, on, px, py, qx, qy);
+            cr_assert_eq(nm_sight_off_mask_plain(&win, far, px, py, qx, qy), m,
+                         "origin (%g, %g): (%.6f, %.6f) -> (%.6f, %.6f)", win.x0, win.y0, px, py, qx, qy);
+            off += m;
+            through += !m;
+        }
+    }
+    cr_assert_gt(off, 40000, "chords that leave the mask (%u)", off);
+    cr_assert_gt(through, 20000, "chords that stay on it (%u)", through);
+    cr_assert_gt(edge_ends, 5000, "chords that start on a cell edge (%u)", edge_ends);
+}
+
 /* A view with the on and ground fields crosses the stretches of every chord they vouch for in
  * jumps (issue 14: chords from a corner parent near a wall start off the plain ground, then run
  * hundreds of plain cells): the same answers as without them, both ways, for span-centre chords
@@ -816,7 +856,7 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
     cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
     nm_sight_view full = {&w, NULL, on, &o, true, true, NULL, NULL};
     nm_sight_view jumps = {&w, NULL, on, &o, true, true, on_far, ground};
-    uint32_t pass = 0, fail = 0, off = 0, deep = 0;
+    uint32_t pass = 0, fail = 0, off = 0, deep = 0, ground_pass = 0, ground_fail = 0;
     for (int t = 0; t < 200000; ++t) {
         uint32_t a = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
         uint32_t b = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
@@ -825,6 +865,8 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
                      w.spans.sp_cell[a], b, w.spans.sp_cell[b], v);
         v ? pass++ : fail++;
         deep += on_far[w.spans.sp_cell[a]] >= 8 && ground[w.spans.sp_cell[a]] >= 8;
+        if (nm_sight_plain_clear(&w, NULL, ground, a, b)) /* vis checks the on mask alone */
+            v ? ground_pass++ : ground_fail++;
         /* any two points (some outside the window), any heights */
         double px = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, py = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
         double qx = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, qy = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
@@ -840,6 +882,8 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
     cr_assert_gt(fail, 20000, "vis refuses many chords (%u)", fail);
     cr_assert_gt(off, 20000, "many chords leave the on mask (%u)", off);
     cr_assert_gt(deep, 5000, "many chords start deep in plain ground (%u)", deep);
+    cr_assert_gt(ground_pass, 5000, "the ground field vouches for many chords vis passes (%u)", ground_pass);
+    cr_assert_gt(ground_fail, 1000, "and for some the on mask refuses (%u)", ground_fail);
     nm_sight_oracle_free(&o);
     fx_free(&w);
 }
