@@ -468,9 +468,6 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
     c->view.on = solidc;
     c->view.on_far = c->on_far; /* vis crosses the stretches the fields vouch for in jumps */
     c->view.ground_far = c->ground;
-    if (c->on_far && c->ground && a < w->spans.nspans && b < w->spans.nspans &&
-        nm_sight_plain_clear(w, c->on_far, c->ground, a, b))
-        return true; /* the same answer as nm_sight_vis, without walking the chord */
     return nm_sight_vis(&c->view, a, b);
 }
 

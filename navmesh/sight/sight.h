@@ -227,7 +227,8 @@ void nm_sight_far(int32_t nx, int32_t ny, uint8_t *r);
 int nm_sight_plain_ground(const nm_window *w, uint8_t *g, nm_error *err);
 /* True when the digital line between the two spans' cells keeps a plain 3 x 3 neighbourhood all
  * along (plain: the smaller of the on field of a mask and the ground field at least 2): then vis
- * (on = that mask, steps, layers) passes the chord; false means "ask nm_sight_ok", not "blocked".
+ * (on = that mask, no blockers, steps, layers) passes the chord; false means "ask nm_sight_ok",
+ * not "blocked". nm_sight_vis takes both shortcuts when its view has the fields.
  * With on_far NULL the ground field alone: then the chord passes vis's facade steps and layer
  * continuity, and only its blockers and on mask are left to check. */
 bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8_t *ground_far,
