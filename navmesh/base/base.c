@@ -128,6 +128,7 @@ static void *large_block(void *p, size_t n)
 typedef struct kept_block {
     void *p;
     size_t cap; /* a multiple of KEPT_ALIGN */
+    size_t n;   /* the bytes asked for (blocks in use) */
 } kept_block;
 
 static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -212,7 +213,7 @@ static kept_block unkeep(size_t i, size_t take)
     const kept_block b = g_kept[i];
     g_kept[i] = g_kept[--g_nkept];
     g_kept_bytes -= b.cap;
-    if (take < b.cap) keep((kept_block){(char *)b.p + take, b.cap - take});
+    if (take < b.cap) keep((kept_block){(char *)b.p + take, b.cap - take, 0});
     return b;
 }
 
@@ -260,7 +261,7 @@ static void *kept_take(size_t n, size_t *dirty)
     size_t used = 0;
     char *p = g_nlive < KEPT_LIVE / 2 ? assemble(cap, &used) : NULL;
     if (p) {
-        g_live[live_find(p)] = (kept_block){p, cap};
+        g_live[live_find(p)] = (kept_block){p, cap, n};
         g_nlive++;
         *dirty = used < n ? used : n;
     }
@@ -268,28 +269,33 @@ static void *kept_take(size_t n, size_t *dirty)
     return p;
 }
 
-/* Frees p when it is a block of ours (kept, or unmapped past NM_KEPT_MAX); false otherwise. */
-static bool kept_give(void *p)
+/* Frees p when it is a block of ours (kept, or unmapped past NM_KEPT_MAX); false otherwise. *n:
+ * the bytes it was asked for. */
+static bool kept_give(void *p, size_t *n)
 {
+    *n = 0;
     if (!p || ((uintptr_t)p & (KEPT_ALIGN - 1))) return false;
     pthread_mutex_lock(&g_kept_mu);
     const size_t i = live_find(p);
     const kept_block b = g_live[i];
     if (b.p) {
         live_remove(i);
-        keep(b);
+        keep((kept_block){b.p, b.cap, 0});
     }
     pthread_mutex_unlock(&g_kept_mu);
+    *n = b.n;
     return b.p != NULL;
 }
 
-/* The usable bytes of p when it is a block of ours, else 0. */
-static size_t kept_cap(void *p)
+/* The usable bytes of p when it is a block of ours, else 0; *n: the bytes it was asked for. */
+static size_t kept_cap(void *p, size_t *n)
 {
+    *n = 0;
     if (!p || ((uintptr_t)p & (KEPT_ALIGN - 1))) return 0;
     pthread_mutex_lock(&g_kept_mu);
     const kept_block b = g_live[live_find(p)];
     pthread_mutex_unlock(&g_kept_mu);
+    *n = b.n;
     return b.p ? b.cap : 0;
 }
 
@@ -297,10 +303,13 @@ static size_t kept_cap(void *p)
 static void *kept_shrink(void *p, size_t cap, size_t n)
 {
     const size_t ncap = kept_size(n);
-    if (ncap >= cap) return p;
     pthread_mutex_lock(&g_kept_mu);
-    g_live[live_find(p)].cap = ncap;
-    keep((kept_block){(char *)p + ncap, cap - ncap});
+    kept_block *b = &g_live[live_find(p)];
+    b->n = n;
+    if (ncap < cap) {
+        b->cap = ncap;
+        keep((kept_block){(char *)p + ncap, cap - ncap, 0});
+    }
     pthread_mutex_unlock(&g_kept_mu);
     return p;
 }
@@ -320,10 +329,10 @@ static void *kept_grow(void *p, size_t cap, size_t n)
     }
     if (q) {
         if (!moved) memcpy(q, p, cap);
-        g_live[live_find(q)] = (kept_block){q, ncap};
+        g_live[live_find(q)] = (kept_block){q, ncap, n};
         g_nlive++;
         live_remove(live_find(p));
-        if (!moved) keep((kept_block){p, cap});
+        if (!moved) keep((kept_block){p, cap, 0});
     }
     pthread_mutex_unlock(&g_kept_mu);
     return q;
@@ -346,20 +355,55 @@ void nm_kept_release(void)
 }
 #else
 static void *kept_take(size_t n, size_t *dirty) { (void)n; *dirty = 0; return NULL; }
-static bool kept_give(void *p) { (void)p; return false; }
-static size_t kept_cap(void *p) { (void)p; return 0; }
+static bool kept_give(void *p, size_t *n) { (void)p; *n = 0; return false; }
+static size_t kept_cap(void *p, size_t *n) { (void)p; *n = 0; return 0; }
 static void *kept_grow(void *p, size_t cap, size_t n) { (void)p; (void)cap; (void)n; return NULL; }
 static void *kept_shrink(void *p, size_t cap, size_t n) { (void)cap; (void)n; return p; }
 size_t nm_kept_bytes(void) { return 0; }
 void nm_kept_release(void) {}
 #endif
 
+/* ---- bytes held: every block's asked-for size (the C library's usable size for its own blocks),
+ * process-wide, for navbench's whole-plan peak (nm_alloc_held). Relaxed atomics: a figure, not a
+ * synchronisation. */
+static _Atomic size_t g_held, g_held_peak;
+
+static void held_add(size_t n)
+{
+    const size_t now = atomic_fetch_add_explicit(&g_held, n, memory_order_relaxed) + n;
+    size_t peak = atomic_load_explicit(&g_held_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&g_held_peak, &peak, now,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed))
+        ;
+}
+
+static void held_sub(size_t n) { atomic_fetch_sub_explicit(&g_held, n, memory_order_relaxed); }
+
+size_t nm_alloc_held(size_t *peak)
+{
+    if (peak) *peak = atomic_load_explicit(&g_held_peak, memory_order_relaxed);
+    return atomic_load_explicit(&g_held, memory_order_relaxed);
+}
+
+void nm_alloc_peak_reset(void)
+{
+    atomic_store_explicit(&g_held_peak, atomic_load_explicit(&g_held, memory_order_relaxed),
+                          memory_order_relaxed);
+}
+
+/* A C library block's counted size (NULL: none). */
+static size_t libc_held(void *p) { return p ? malloc_usable_size(p) : 0; }
+
 void *nm_malloc(size_t n)
 {
     if (alloc_should_fail()) return NULL;
     size_t dirty;
     void *p = kept_take(n, &dirty);
-    return p ? p : large_block(malloc(n ? n : 1), n);
+    if (p) return held_add(n), p;
+    p = large_block(malloc(n ? n : 1), n);
+    held_add(libc_held(p));
+    return p;
 }
 
 void *nm_calloc(size_t count, size_t size)
@@ -367,21 +411,34 @@ void *nm_calloc(size_t count, size_t size)
     size_t total, dirty;
     if (!nm_mul_ok(count, size, &total) || alloc_should_fail()) return NULL;
     void *p = kept_take(total, &dirty);
-    if (p) return memset(p, 0, dirty), p;
-    return large_block(calloc(total ? total : 1, 1), total);
+    if (p) return held_add(total), memset(p, 0, dirty), p;
+    p = large_block(calloc(total ? total : 1, 1), total);
+    held_add(libc_held(p));
+    return p;
 }
 
 void *nm_realloc(void *p, size_t n)
 {
     if (alloc_should_fail()) return NULL;
-    const size_t cap = kept_cap(p);
-    if (cap) return n <= cap ? kept_shrink(p, cap, n) : kept_grow(p, cap, n);
+    size_t had_n;
+    const size_t cap = kept_cap(p, &had_n);
+    if (cap) {
+        void *q = n <= cap ? kept_shrink(p, cap, n) : kept_grow(p, cap, n);
+        if (q) held_sub(had_n), held_add(n);
+        return q;
+    }
     size_t dirty;
+    const size_t had = libc_held(p);
     void *q = kept_take(n, &dirty);
-    if (!q) return large_block(realloc(p, n ? n : 1), n);
+    if (!q) {
+        q = large_block(realloc(p, n ? n : 1), n);
+        if (q) held_sub(had), held_add(libc_held(q));
+        return q;
+    }
+    held_add(n);
     if (p) { /* the C library's block moves to one of ours */
-        const size_t had = malloc_usable_size(p);
         memcpy(q, p, had < n ? had : n);
+        held_sub(had);
         free(p);
     }
     return q;
@@ -389,7 +446,13 @@ void *nm_realloc(void *p, size_t n)
 
 void nm_free(void *p)
 {
-    if (!kept_give(p)) free(p);
+    size_t n;
+    if (kept_give(p, &n)) {
+        held_sub(n);
+        return;
+    }
+    held_sub(libc_held(p));
+    free(p);
 }
 
 /* nm_sparse_calloc's block: a header of SPARSE_HEAD bytes (the mapping's length, 0 for a block of
@@ -415,12 +478,14 @@ void *nm_sparse_calloc(size_t count, size_t size)
 #endif
         p = m;
         memcpy(p, &total, sizeof total);
+        held_add(total);
         return p + SPARSE_HEAD;
     }
 #endif
     if (!(p = calloc(total, 1))) return NULL;
     const size_t heap = 0;
     memcpy(p, &heap, sizeof heap);
+    held_add(libc_held(p));
     return p + SPARSE_HEAD;
 }
 
@@ -430,6 +495,7 @@ void nm_sparse_free(void *q)
     char *p = (char *)q - SPARSE_HEAD;
     size_t len;
     memcpy(&len, p, sizeof len);
+    held_sub(len ? len : libc_held(p));
     if (len) munmap(p, len);
     else free(p);
 }

@@ -69,6 +69,12 @@ void nm_kept_release(void);
  * by the allocation hook like the calls above. */
 void *nm_sparse_calloc(size_t count, size_t size);
 void nm_sparse_free(void *p);
+/* The bytes the calls above hold now (each block's asked-for size; the C library's usable size for
+ * its own blocks; a sparse block whole, touched or not), for the whole process; *peak (when not
+ * NULL): the most they held since nm_alloc_peak_reset, which sets it to the bytes held now.
+ * navbench's whole-plan peak: the peak over a plan less the bytes held at its start. */
+size_t nm_alloc_held(size_t *peak);
+void nm_alloc_peak_reset(void);
 /* Overflow-checked count * size; returns false on overflow. */
 bool nm_mul_ok(size_t a, size_t b, size_t *out);
 /* Test hook: fail the n-th allocation from now (n >= 1), 0 = never. Returns allocations counted

@@ -769,3 +769,49 @@ Test(file, a_directory_is_named_not_sized)
         free(p);
     }
 }
+
+/* nm_alloc_held counts every kind of block while it is held and nothing once freed: small and
+ * large (kept) blocks, a C library block moved to kept pages by nm_realloc, a kept block grown and
+ * cut, a sparse block; the peak is the most held at once (navbench's whole-plan figure). The C
+ * library may count a little more than asked (its usable size), never less. */
+Test(alloc, held_bytes_follow_every_kind_of_block_and_return_to_zero)
+{
+    const size_t mb = (size_t)1 << 20, slack = 8192;
+    const size_t h0 = nm_alloc_held(NULL);
+    nm_alloc_peak_reset();
+    unsigned char *a = nm_malloc(100);
+    cr_assert_not_null(a);
+    size_t d = nm_alloc_held(NULL) - h0;
+    cr_expect(d >= 100 && d <= 100 + slack, "a small block: %zu", d);
+    unsigned char *b = nm_calloc(3, mb);
+    cr_assert_not_null(b);
+    d = nm_alloc_held(NULL) - h0;
+    cr_expect(d >= 100 + 3 * mb && d <= 100 + 3 * mb + 2 * slack, "and 3 MB: %zu", d);
+    unsigned char *c = nm_realloc(b, 5 * mb); /* grown */
+    cr_assert_not_null(c);
+    unsigned char *e = nm_realloc(c, 5 * mb / 2); /* cut */
+    cr_assert_not_null(e);
+    d = nm_alloc_held(NULL) - h0;
+    cr_expect(d >= 100 + 5 * mb / 2 && d <= 100 + 5 * mb / 2 + 2 * slack, "cut to 2.5 MB: %zu", d);
+    unsigned char *f = nm_malloc(1000);
+    cr_assert_not_null(f);
+    unsigned char *g = nm_realloc(f, 3 * mb); /* a C library block to a large one */
+    cr_assert_not_null(g);
+    uint32_t *s = nm_sparse_calloc(4 * mb, 4);
+    cr_assert_not_null(s);
+    const size_t top = 100 + 5 * mb / 2 + 3 * mb + 16 * mb;
+    d = nm_alloc_held(NULL) - h0;
+    cr_expect(d >= top && d <= top + 4 * slack, "all four: %zu", d);
+    nm_sparse_free(s);
+    nm_free(g);
+    nm_free(e);
+    nm_free(a);
+    cr_expect_eq(nm_alloc_held(NULL), h0, "every block freed: the count is back where it began");
+    size_t peak;
+    nm_alloc_held(&peak);
+    cr_expect(peak - h0 >= top && peak - h0 <= top + 4 * slack, "peak %zu over %zu", peak - h0, top);
+    nm_alloc_peak_reset();
+    nm_alloc_held(&peak);
+    cr_expect_eq(peak, h0, "a reset peak is the bytes held now");
+    nm_kept_release();
+}

@@ -1,8 +1,9 @@
 /* navbench — runs the planner over a set of legs of one zone and prints one JSON line per leg
  * (ok, error, tier, window cells, per-stage ms, length, points after each stage, corners lifted
- * and by how much, pull steps taken unchecked, drop / hop use, self check, peak window bytes per
- * cell) and a summary line (success rate, p50 / p90 per stage, the stage point totals of the
- * article's 点数的变化, lift displacements, the unchecked share, legs with a drop / a hop).
+ * and by how much, pull steps taken unchecked, drop / hop use, self check, the window build's and
+ * the whole plan's peak bytes per cell) and a summary line (success rate, p50 / p90 per stage,
+ * the stage point totals of the article's 点数的变化, lift displacements, the unchecked share,
+ * legs with a drop / a hop).
  *
  *   navbench --pack P --zone Z (--legs FILE | --random N --seed S) [--nogo F] [--workers N]
  *            [--self-check] [--compare OLD.jsonl] [--audit LEVEL.obj [--audit-config ZONE.json]
@@ -401,6 +402,7 @@ int main(int argc, char **argv)
     uint64_t pts[5] = {0}, lifted = 0, corners = 0, lift_by[3] = {0}, unchecked = 0, psegs = 0;
     uint64_t legs_drop = 0, legs_hop = 0, kept_windows = 0, sc_fail = 0, sc_walls = 0, sc_ends = 0, legs_sc_fail = 0;
     double lift_max = 0, *bpc = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
+    double *ppc = (double *)calloc(nlegs ? nlegs : 1, sizeof(double));
     size_t nbpc = 0;
     for (size_t i = 0; i < nlegs; i++) {
         nm_route_request q = nm_route_request_defaults(zone, legs[i].sx, legs[i].sy, legs[i].gx, legs[i].gy);
@@ -410,11 +412,18 @@ int main(int argc, char **argv)
         /* the plan's CPU time: on a shared machine the stage (wall) times swell with the load */
         struct timespec c0, c1;
         struct rusage u0, u1; /* fresh pages: the kernel's share of a plan, nearly deterministic */
+        /* everything the plan holds at its peak, over what was held before it (the zone's tile
+         * cache grows inside a plan and counts; the result's own arrays count) */
+        const size_t held0 = nm_alloc_held(NULL);
+        size_t held_peak;
+        nm_alloc_peak_reset();
         getrusage(RUSAGE_SELF, &u0);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         int rc = nm_route_plan(&e, &q, &r, &perr);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
         getrusage(RUSAGE_SELF, &u1);
+        nm_alloc_held(&held_peak);
+        const size_t plan_bytes = held_peak > held0 ? held_peak - held0 : 0;
         flt[i] = (double)(u1.ru_minflt - u0.ru_minflt);
         flt_sum += flt[i];
         double cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-6;
@@ -439,6 +448,7 @@ int main(int argc, char **argv)
         if (r.ok) unchecked_steps(&r.dbg_taut, &r.dbg_pulled, &unc, &segs);
         double cells = (double)r.window_cells;
         double bytes_per_cell = cells > 0 ? (double)r.peak_window_bytes / cells : 0;
+        double plan_per_cell = cells > 0 ? (double)plan_bytes / cells : 0;
         if (r.ok) {
             pts[0] += r.dbg_topology.n;
             pts[1] += r.dbg_taut.n;
@@ -458,7 +468,7 @@ int main(int argc, char **argv)
             sc_ends += r.self_check_ends;
             legs_sc_fail += r.self_check_failures > 0;
         }
-        if (cells > 0) bpc[nbpc++] = bytes_per_cell;
+        if (cells > 0) bpc[nbpc] = bytes_per_cell, ppc[nbpc++] = plan_per_cell;
         printf("{\"leg\":%zu,\"sx\":%.3f,\"sy\":%.3f,\"gx\":%.3f,\"gy\":%.3f,\"ok\":%s,\"error\":", i,
                legs[i].sx, legs[i].sy, legs[i].gx, legs[i].gy, r.ok ? "true" : "false");
         json_str(r.ok ? "" : r.error);
@@ -471,11 +481,11 @@ int main(int argc, char **argv)
                "\"final\":%u},\"lifted\":%u,\"lift_max_px\":%.3f,\"unchecked_steps\":%u,\"pull_segments\":%u,"
                "\"drops\":%u,\"hop\":%s,\"waypoints\":%u,\"min_clearance\":%.3f,\"peak_window_bytes\":%zu,"
                "\"windows_kept\":%u,"
-               "\"bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
+               "\"bytes_per_cell\":%.2f,\"plan_peak_bytes\":%zu,\"plan_bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
                "\"warnings\":",
                r.length, r.dbg_topology.n, r.dbg_taut.n, r.dbg_pulled.n, r.dbg_assembled.n, r.npoints, nl, lmax, unc,
                segs, r.ndrops, r.hop_index != UINT32_MAX ? "true" : "false", r.nwaypoints, r.min_clearance,
-               r.peak_window_bytes, r.windows_kept, bytes_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
+               r.peak_window_bytes, r.windows_kept, bytes_per_cell, plan_bytes, plan_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
                r.self_check_ends);
         json_str(r.warnings);
         printf(",\"plan_digest\":\"%016llx\"", (unsigned long long)plan_digest(&r));
@@ -562,6 +572,9 @@ int main(int argc, char **argv)
     double bmax = 0;
     for (size_t k = 0; k < nbpc; k++) bmax = fmax(bmax, bpc[k]);
     printf(",\"window_bytes_per_cell\":{\"p50\":%.2f,\"max\":%.2f}", pct(bpc, nbpc, 0.5), bmax);
+    double pmax = 0;
+    for (size_t k = 0; k < nbpc; k++) pmax = fmax(pmax, ppc[k]);
+    printf(",\"plan_bytes_per_cell\":{\"p50\":%.2f,\"max\":%.2f}", pct(ppc, nbpc, 0.5), pmax);
 #ifdef NM_HAVE_AUDIT
     if (audit)
         printf(",\"audit\":{\"checked\":%llu,\"failures\":%llu}", (unsigned long long)audit_checked,
@@ -598,6 +611,7 @@ int main(int argc, char **argv)
     free(cpu);
     free(flt);
     free(bpc);
+    free(ppc);
     for (int k = 0; k < ST_N; k++) free(st[k]);
     free(legs);
     nm_route_engine_close(&e);
