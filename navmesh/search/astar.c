@@ -210,7 +210,8 @@ static bool build_cells(nm_sctx *s, uint32_t c0, uint32_t c1, uint32_t o)
     /* the arrays in locals: the record's byte stores could alias them otherwise */
     const nm_window *w = s->w;
     const uint64_t *const occ = s->t->occ_bits;
-    const uint32_t *const cs = s->t->cs, *const lk_off = s->lk_off;
+    const uint32_t *const cs = s->t->cs;
+    const uint64_t *const lk_has = s->lk_has;
     const float *const sp_h = s->t->sp_h, *const dist = w->dist;
     const uint8_t *const core = w->core, *const lay = w->lay, *const step = w->stepbits,
                   *const sp_bits = w->sp_bits;
@@ -228,8 +229,11 @@ static bool build_cells(nm_sctx *s, uint32_t c0, uint32_t c1, uint32_t o)
             r.first = f;
             r.n = (uint16_t)n;
             r.h0 = sp_h[f];
+            bool links = false; /* a span of the cell has links */
+            for (uint32_t k = f; k < f + n && !links; k++)
+                links = (lk_has[k >> 6] >> (k & 63)) & 1u;
             r.bits |= (uint8_t)(((sp_bits[f] & NM_SP_REACH) ? NM_SC_REACH0 : 0) |
-                                (lk_off[f + n] > lk_off[f] ? NM_SC_LINKS : 0));
+                                (links ? NM_SC_LINKS : 0));
         }
         cell[c] = r;
     }
@@ -259,6 +263,12 @@ static bool build_all_cells(nm_sctx *s, int workers)
     return nm_parallel_chunks(2, two ? 2 : 1, cells_chunk, &j) == NM_OK;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -281,41 +291,41 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *er
     s->nnodes = (uint32_t)nn;
     s->walk = nm_malloc(s->ncell);
     s->cell = nm_malloc((size_t)s->ncell * sizeof *s->cell);
-    s->lk_off = nm_calloc((size_t)s->nspans + 1, sizeof *s->lk_off);
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
+    s->lk_from = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_from);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     const int wrc = work_alloc(s, nn);
-    if (!s->walk || !s->cell || !s->lk_off || !s->lk_idx || !s->lk_bycell || !s->lk_has || wrc) {
+    uint64_t *key = nm_malloc(((size_t)w->nlinks + 1) * sizeof *key);
+    if (!s->walk || !s->cell || !s->lk_idx || !s->lk_from || !s->lk_bycell || !s->lk_has || !key ||
+        wrc) {
+        nm_free(key);
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
-    /* links: CSR by from_span (counting sort keeps link order inside a span) */
+    /* links by from_span, then by from_cell: sorted keys (span or cell, link index), so links
+     * keep their order among equals */
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
             w->links[l].from_cell >= s->ncell || w->links[l].to_cell >= s->ncell) {
+            nm_free(key);
             nm_search_ctx_free(s);
             return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
         }
-        s->lk_off[w->links[l].from_span + 1]++;
         s->lk_has[w->links[l].from_span >> 6] |= (uint64_t)1 << (w->links[l].from_span & 63);
+        key[l] = (uint64_t)w->links[l].from_span << 32 | l;
     }
-    for (uint32_t k = 0; k < s->nspans; k++)
-        s->lk_off[k + 1] += s->lk_off[k];
-    for (uint32_t l = 0; l < w->nlinks; l++) /* fill, advancing each span's start as a cursor */
-        s->lk_idx[s->lk_off[w->links[l].from_span]++] = l;
-    for (uint32_t k = s->nspans; k > 0; k--) /* the cursors now hold the ends: shift back */
-        s->lk_off[k] = s->lk_off[k - 1];
-    s->lk_off[0] = 0;
-    /* links by from_cell: insertion sort (link counts are small), stable */
-    for (uint32_t l = 0; l < w->nlinks; l++) {
-        uint32_t x = l, i = l;
-        while (i > 0 && w->links[s->lk_bycell[i - 1]].from_cell > w->links[x].from_cell) {
-            s->lk_bycell[i] = s->lk_bycell[i - 1];
-            i--;
-        }
-        s->lk_bycell[i] = x;
+    qsort(key, w->nlinks, sizeof *key, cmp_u64);
+    for (uint32_t i = 0; i < w->nlinks; i++) {
+        s->lk_from[i] = (uint32_t)(key[i] >> 32);
+        s->lk_idx[i] = (uint32_t)key[i];
     }
+    for (uint32_t l = 0; l < w->nlinks; l++)
+        key[l] = (uint64_t)w->links[l].from_cell << 32 | l;
+    qsort(key, w->nlinks, sizeof *key, cmp_u64);
+    for (uint32_t i = 0; i < w->nlinks; i++)
+        s->lk_bycell[i] = (uint32_t)key[i];
+    nm_free(key);
     if (!build_all_cells(s, workers)) {
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_ARG, "search: window: a cell of more than %u spans", UINT16_MAX);
@@ -382,8 +392,8 @@ void nm_search_ctx_free(nm_sctx *s)
     if (!s->twin) {
         nm_free(s->walk);
         nm_free(s->cell);
-        nm_free(s->lk_off);
         nm_free(s->lk_idx);
+        nm_free(s->lk_from);
         nm_free(s->lk_bycell);
         nm_free(s->lk_has);
     }
@@ -755,7 +765,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         }
         if (!(cu->bits & NM_SC_LINKS) || !((s->lk_has[u >> 6] >> (u & 63)) & 1u))
             continue;
-        for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
+        uint32_t lend;
+        for (uint32_t l = nm_search_span_links(s, u, &lend); l < lend; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
             nm_snode *const nv = &node[v];
@@ -807,7 +818,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             /* a link when the two cells are not neighbours or a link joins them */
             uint32_t p = node[k].par;
             bool link = false;
-            for (uint32_t l = s->lk_off[p]; l < s->lk_off[p + 1]; l++)
+            uint32_t lend;
+            for (uint32_t l = nm_search_span_links(s, p, &lend); l < lend; l++)
                 if (w->links[s->lk_idx[l]].to_span == k)
                     link = true;
             uint32_t a = t->sp_cell[p], b = t->sp_cell[k];

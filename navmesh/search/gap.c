@@ -45,7 +45,8 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
             }
         }
         if (!reverse) {
-            for (uint32_t l = s->lk_off[u]; l < s->lk_off[u + 1]; l++) {
+            uint32_t lend;
+            for (uint32_t l = nm_search_span_links(s, u, &lend); l < lend; l++) {
                 const nm_window_link *lk = &s->w->links[s->lk_idx[l]];
                 if (!(s->node[lk->to_span].state & bit) && nm_mask_in(m, lk->to_cell)) {
                     s->node[lk->to_span].state |= bit;

@@ -1238,8 +1238,8 @@ size_t nm_search_state_bytes(const struct nm_sctx *s)
         return 0;
     const size_t nl = s->w ? s->w->nlinks : 0;
     return work_bytes(s) + (s->spare ? work_bytes(s->spare) : 0) +
-           ((size_t)s->nspans + 1) * sizeof *s->lk_off + ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
-           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_bycell) +
+           ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
+           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_from + sizeof *s->lk_bycell) +
            (size_t)s->ncell * (sizeof *s->walk + sizeof *s->cell);
 }
 

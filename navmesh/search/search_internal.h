@@ -89,12 +89,13 @@ typedef struct nm_sctx {
     uint32_t nx, ny, ncell, nspans;
     uint8_t *walk; /* core ∧ lay */
     nm_scell *cell; /* [ncell] SpanAstar's cell records */
-    /* off-mesh links, CSR by from_span and index sorted by from_cell */
-    uint32_t *lk_off;    /* [nspans + 1] */
-    uint32_t *lk_idx;    /* [nlinks] link indices */
+    /* off-mesh links by from_span and by from_cell (each stable: link order among equals). Arrays
+     * of the links' size, not of the spans': a window has few links and millions of spans */
+    uint32_t *lk_idx;    /* [nlinks] link indices sorted by from_span */
+    uint32_t *lk_from;   /* [nlinks] from_span of lk_idx[i] (ascending), for the lookup */
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
     uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
-                            searches test before reading lk_off, which misses the cache) */
+                            searches test before looking a span's links up) */
     /* search work arrays */
     nm_snode *node;  /* [nnodes], calloc'd: pages of spans no search reaches stay unbacked */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
@@ -118,6 +119,24 @@ typedef struct nm_sctx {
 } nm_sctx;
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
+
+/* The links leaving span u: lk_idx[first .. *end) (empty when none). */
+static inline uint32_t nm_search_span_links(const nm_sctx *s, uint32_t u, uint32_t *end)
+{
+    uint32_t lo = 0, hi = s->w->nlinks;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (s->lk_from[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t e = lo;
+    while (e < s->w->nlinks && s->lk_from[e] == u)
+        e++;
+    *end = e;
+    return lo;
+}
 
 /* A window of this many cells or more builds its cell records on two threads (when `workers`
  * allows two, as nm_workers_for reads it); the records do not depend on it. */

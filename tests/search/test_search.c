@@ -1599,9 +1599,10 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
      * floors, platforms, two-span bridge cells; random core, lay, step bits, clearance, usable
      * spans and links) every record must give the span table's range, the first span's height and
      * REACH bit, walk = core ∧ lay, core, the step bits, the clearance of its cell and whether a
-     * span of the cell starts a link. It fails when a field is taken from a neighbouring cell,
-     * span or layer. */
+     * span of the cell starts a link, and each span's links must be looked up whole and in order.
+     * It fails when a field is taken from a neighbouring cell, span or layer. */
     enum { NX = 37, NY = 23 };
+    int shared = 0; /* spans left by two links or more */
     static const char k_ch[] = "#..3HBBb";
     uint64_t x = 0x2545F4914F6CDD1Dull;
     int multi = 0;
@@ -1658,11 +1659,32 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
             cr_assert_eq(r->step, w.stepbits[c], "map %d, cell %u: step bits", map, c);
             cr_assert_eq(r->dist, w.dist[c], "map %d, cell %u: clearance", map, c);
         }
+        /* a span's links: every link leaving it, in link order, and no other */
+        for (uint32_t k = 0; k < w.spans.nspans; k++) {
+            uint32_t end, i = nm_search_span_links(&s, k, &end), want = 0, got = 0, prev = 0;
+            for (uint32_t l = 0; l < nl; l++)
+                want += w.links[l].from_span == k;
+            for (; i < end; i++, got++) {
+                const uint32_t l = s.lk_idx[i];
+                cr_assert_eq(w.links[l].from_span, k, "map %d, span %u: a link of another span", map, k);
+                cr_assert(got == 0 || l > prev, "map %d, span %u: links out of order", map, k);
+                prev = l;
+            }
+            cr_assert_eq(got, want, "map %d, span %u: %u links of %u", map, k, got, want);
+            shared += want > 1;
+        }
+        for (uint32_t i = 1; i < nl; i++) { /* by from_cell, link order among equals */
+            const nm_window_link *a = &w.links[s.lk_bycell[i - 1]], *b = &w.links[s.lk_bycell[i]];
+            cr_assert(a->from_cell < b->from_cell ||
+                          (a->from_cell == b->from_cell && s.lk_bycell[i - 1] < s.lk_bycell[i]),
+                      "map %d: links by cell out of order at %u", map, i);
+        }
         nm_search_ctx_free(&s);
         fx_free(&w);
         free(from);
     }
     cr_assert_gt(multi, 1000);
+    cr_assert_gt(shared, 0, "no span left by two links: the lookup's run is not tested");
 }
 
 Test(search, a_heap_entry_s_four_children_share_one_cache_line)
