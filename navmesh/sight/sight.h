@@ -13,6 +13,8 @@
 #ifndef NM_SIGHT_H
 #define NM_SIGHT_H
 
+#include <float.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,8 +33,32 @@ typedef struct nm_sight_line {
 } nm_sight_line;
 
 void nm_sight_line_init(nm_sight_line *l, int64_t ax, int64_t ay, int64_t bx, int64_t by);
+
+/* nearbyint(d * k / n) for |d| <= n, 0 <= k <= n, n < 2^26, without a call: the major axis
+ * (|d| = n) is +-k exactly, else the same division, rounded half to even by adding and taking away
+ * 1.5 * 2^52 (where the sum's unit is 1; its parity is the quotient's, so a half goes to the even
+ * side as nearbyint's default mode takes it). The sight's chords call this once a sample. */
+static inline int64_t nm_sight_line_axis(int64_t d, int64_t k, int64_t n)
+{
+    if (d == n)
+        return k;
+    if (d == -n)
+        return -k;
+    const double q = (double)d * (double)k / (double)n;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    const double big = 6755399441055744.0; /* 1.5 * 2^52 */
+    return (int64_t)((q + big) - big);
+#else /* wider intermediates would round the sum elsewhere */
+    return (int64_t)nearbyint(q);
+#endif
+}
+
 /* Cell k (0 <= k <= l->n) of the line. */
-void nm_sight_line_cell(const nm_sight_line *l, int64_t k, int64_t *cx, int64_t *cy);
+static inline void nm_sight_line_cell(const nm_sight_line *l, int64_t k, int64_t *cx, int64_t *cy)
+{
+    *cx = l->ax + nm_sight_line_axis(l->dx, k, l->n);
+    *cy = l->ay + nm_sight_line_axis(l->dy, k, l->n);
+}
 /* trunc((v - origin) / kCS): a point's cell on one axis (digital line ends, SegMinClr). */
 static inline int64_t nm_sight_cell_trunc(double v, double origin)
 {

@@ -18,14 +18,6 @@ void nm_sight_line_init(nm_sight_line *l, int64_t ax, int64_t ay, int64_t bx, in
     l->n = n > 1 ? n : 1;
 }
 
-void nm_sight_line_cell(const nm_sight_line *l, int64_t k, int64_t *cx, int64_t *cy)
-{
-    /* nearbyint in the default mode: half to even, the source of the p->q / q->p asymmetry */
-    double n = (double)l->n, kk = (double)k;
-    *cx = l->ax + (int64_t)nearbyint((double)l->dx * kk / n);
-    *cy = l->ay + (int64_t)nearbyint((double)l->dy * kk / n);
-}
-
 /* 拐点抬升 / SegMinClr */
 double nm_sight_seg_min_clr(const float *d, const nm_grid_window *win, double ax, double ay,
                             double bx, double by)

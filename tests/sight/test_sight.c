@@ -63,6 +63,40 @@ Test(sight, walker_gives_the_digital_line_cells_of_nearbyint_on_every_short_line
                 }
 }
 
+Test(sight, digital_line_cells_are_libm_s_nearbyint_on_long_lines_and_on_every_half)
+{
+    /* lines up to 2^20 cells long, and lines whose cells land on halves (d odd, n = 2 d'), against
+     * nearbyint(d * k / n) from the C library: it fails when a half rounds away from even or the
+     * major axis is taken from the wrong side */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int halves = 0;
+    for (int t = 0; t < 20000; t++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const int64_t span = t < 10000 ? (int64_t)1 << (1 + t % 20) : 64;
+        const int64_t ax = (int64_t)(x % 2001) - 1000, ay = (int64_t)((x >> 11) % 2001) - 1000;
+        int64_t bx = ax + (int64_t)((x >> 22) % (uint64_t)(2 * span + 1)) - span;
+        int64_t by = ay + (int64_t)((x >> 43) % (uint64_t)(2 * span + 1)) - span;
+        if (t >= 10000) /* an odd minor axis over an even major one: cells on halves */
+            by = ay + (((by - ay) | 1) % 31), bx = ax + 2 * (by - ay) * ((t & 1) ? 1 : -1);
+        nm_sight_line l;
+        nm_sight_line_init(&l, ax, ay, bx, by);
+        for (int s = 0; s < 64; s++) {
+            const int64_t k = s < 2 ? s * l.n : (int64_t)((x >> (s % 40)) % (uint64_t)(l.n + 1));
+            int64_t cx, cy;
+            nm_sight_line_cell(&l, k, &cx, &cy);
+            const double qx = (double)l.dx * (double)k / (double)l.n;
+            const double qy = (double)l.dy * (double)k / (double)l.n;
+            halves += qx != floor(qx) && qx - floor(qx) == 0.5;
+            halves += qy != floor(qy) && qy - floor(qy) == 0.5;
+            cr_assert(cx == l.ax + (int64_t)nearbyint(qx) && cy == l.ay + (int64_t)nearbyint(qy),
+                      "(%lld,%lld)->(%lld,%lld) cell %lld: (%lld,%lld)", (long long)ax,
+                      (long long)ay, (long long)bx, (long long)by, (long long)k, (long long)cx,
+                      (long long)cy);
+        }
+    }
+    cr_assert_gt(halves, 1000, "cells on halves: %d", halves);
+}
+
 Test(sight, seg_min_clr_ignores_cells_outside_the_window)
 {
     nm_window w;
