@@ -181,7 +181,9 @@ nm_heap_item nm_search_iheap_pop(nm_heap *h, nm_snode *node)
 /* The work arrays of a context (walk and the link tables aside). */
 static int work_alloc(nm_sctx *s, size_t nn)
 {
-    s->node = nm_calloc(nn, sizeof *s->node); /* huge pages past NM_HUGE_BLOCK_MIN */
+    /* not zeroed: a node is read only once its span is opened (reset_span_nodes), and kept pages
+     * reused here would otherwise be cleared for nothing */
+    s->node = nm_malloc(nn * sizeof *s->node);
     s->closed = nm_calloc(nn / 64 + 1, sizeof *s->closed);
     s->queue = nm_malloc((size_t)s->ncell * sizeof *s->queue);
     s->seen = nm_malloc(s->ncell);

@@ -97,7 +97,7 @@ typedef struct nm_sctx {
     uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
                             searches test before looking a span's links up) */
     /* search work arrays */
-    nm_snode *node;  /* [nnodes], calloc'd: pages of spans no search reaches stay unbacked */
+    nm_snode *node;  /* [nnodes], not zeroed: pages of spans no search reaches stay unbacked */
     uint32_t nnodes; /* nspans; grown to ncell only by the cell-level fallback */
     uint64_t *closed; /* [nspans / 64 + 1] bit k: SpanAstar closed span k. A small array (a bit a
                          span stays in the cache) tested before the node record, so a stale heap
