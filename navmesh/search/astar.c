@@ -271,6 +271,20 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The window's links sorted by from_cell (by_cell) or from_span, then by index: idx[i] and its
+ * key keys[i]. key: scratch of nlinks entries. */
+static void sort_links(const nm_window *w, bool by_cell, uint64_t *key, uint32_t *idx,
+                       uint32_t *keys)
+{
+    for (uint32_t l = 0; l < w->nlinks; l++)
+        key[l] = (uint64_t)(by_cell ? w->links[l].from_cell : w->links[l].from_span) << 32 | l;
+    qsort(key, w->nlinks, sizeof *key, cmp_u64);
+    for (uint32_t i = 0; i < w->nlinks; i++) {
+        keys[i] = (uint32_t)(key[i] >> 32);
+        idx[i] = (uint32_t)key[i];
+    }
+}
+
 int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -296,17 +310,16 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *er
     s->lk_idx = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_idx);
     s->lk_from = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_from);
     s->lk_bycell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_bycell);
+    s->lk_cell = nm_malloc(((size_t)w->nlinks + 1) * sizeof *s->lk_cell);
     s->lk_has = nm_calloc((size_t)s->nspans / 64 + 1, sizeof *s->lk_has);
     const int wrc = work_alloc(s, nn);
     uint64_t *key = nm_malloc(((size_t)w->nlinks + 1) * sizeof *key);
-    if (!s->walk || !s->cell || !s->lk_idx || !s->lk_from || !s->lk_bycell || !s->lk_has || !key ||
-        wrc) {
+    if (!s->walk || !s->cell || !s->lk_idx || !s->lk_from || !s->lk_bycell || !s->lk_cell ||
+        !s->lk_has || !key || wrc) {
         nm_free(key);
         nm_search_ctx_free(s);
         return nm_fail(err, NM_ERR_NOMEM, "search: window of %u cells: out of memory", s->ncell);
     }
-    /* links by from_span, then by from_cell: sorted keys (span or cell, link index), so links
-     * keep their order among equals */
     for (uint32_t l = 0; l < w->nlinks; l++) {
         if (w->links[l].from_span >= s->nspans || w->links[l].to_span >= s->nspans ||
             w->links[l].from_cell >= s->ncell || w->links[l].to_cell >= s->ncell) {
@@ -315,18 +328,9 @@ int nm_search_ctx_init(nm_sctx *s, const nm_window *w, int workers, nm_error *er
             return nm_fail(err, NM_ERR_ARG, "search: window: link %u: end out of range", l);
         }
         s->lk_has[w->links[l].from_span >> 6] |= (uint64_t)1 << (w->links[l].from_span & 63);
-        key[l] = (uint64_t)w->links[l].from_span << 32 | l;
     }
-    qsort(key, w->nlinks, sizeof *key, cmp_u64);
-    for (uint32_t i = 0; i < w->nlinks; i++) {
-        s->lk_from[i] = (uint32_t)(key[i] >> 32);
-        s->lk_idx[i] = (uint32_t)key[i];
-    }
-    for (uint32_t l = 0; l < w->nlinks; l++)
-        key[l] = (uint64_t)w->links[l].from_cell << 32 | l;
-    qsort(key, w->nlinks, sizeof *key, cmp_u64);
-    for (uint32_t i = 0; i < w->nlinks; i++)
-        s->lk_bycell[i] = (uint32_t)key[i];
+    sort_links(w, false, key, s->lk_idx, s->lk_from);
+    sort_links(w, true, key, s->lk_bycell, s->lk_cell);
     nm_free(key);
     if (!build_all_cells(s, workers)) {
         nm_search_ctx_free(s);
@@ -397,6 +401,7 @@ void nm_search_ctx_free(nm_sctx *s)
         nm_free(s->lk_idx);
         nm_free(s->lk_from);
         nm_free(s->lk_bycell);
+        nm_free(s->lk_cell);
         nm_free(s->lk_has);
     }
     work_free(s);
@@ -768,7 +773,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         if (!(cu->bits & NM_SC_LINKS) || !((s->lk_has[u >> 6] >> (u & 63)) & 1u))
             continue;
         uint32_t lend;
-        for (uint32_t l = nm_search_span_links(s, u, &lend); l < lend; l++) {
+        for (uint32_t l = nm_search_key_run(s->lk_from, w->nlinks, u, &lend); l < lend; l++) {
             const nm_window_link *lk = &w->links[s->lk_idx[l]];
             const uint32_t v = lk->to_span;
             nm_snode *const nv = &node[v];
@@ -821,7 +826,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             uint32_t p = node[k].par;
             bool link = false;
             uint32_t lend;
-            for (uint32_t l = nm_search_span_links(s, p, &lend); l < lend; l++)
+            for (uint32_t l = nm_search_key_run(s->lk_from, w->nlinks, p, &lend); l < lend; l++)
                 if (w->links[s->lk_idx[l]].to_span == k)
                     link = true;
             uint32_t a = t->sp_cell[p], b = t->sp_cell[k];
@@ -843,30 +848,6 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
 static uint64_t xy_key(const nm_sctx *s, uint32_t c)
 {
     return ((uint64_t)(c % s->nx) << 32) | (uint64_t)(c / s->nx); /* ties: x, then y */
-}
-
-static const nm_window_link *first_link_from_cell(const nm_sctx *s, uint32_t c, uint32_t *pos)
-{
-    uint32_t lo = 0, hi = s->w->nlinks;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (s->w->links[s->lk_bycell[mid]].from_cell < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *pos = lo;
-    return lo < s->w->nlinks && s->w->links[s->lk_bycell[lo]].from_cell == c
-               ? &s->w->links[s->lk_bycell[lo]]
-               : NULL;
-}
-
-/* The link after *pos in lk_bycell when it also leaves cell c (*pos advanced), else NULL. */
-static const nm_window_link *next_link_from_cell(const nm_sctx *s, uint32_t c, uint32_t *pos)
-{
-    return ++*pos < s->w->nlinks && s->w->links[s->lk_bycell[*pos]].from_cell == c
-               ? &s->w->links[s->lk_bycell[*pos]]
-               : NULL;
 }
 
 int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
@@ -913,10 +894,10 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
                     return rc;
             }
         }
-        uint32_t pos;
         /* links: only the far cell in the mask; no price, no step bits */
-        for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
-             lk = next_link_from_cell(s, u, &pos)) {
+        uint32_t lend;
+        for (uint32_t l = nm_search_key_run(s->lk_cell, s->w->nlinks, u, &lend); l < lend; l++) {
+            const nm_window_link *lk = &s->w->links[s->lk_bycell[l]];
             uint32_t v = lk->to_cell;
             if ((node[v].state & NM_ST_CLOSED) || !nm_mask_in(m, v))
                 continue;
@@ -1032,12 +1013,13 @@ bool nm_search_linked(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to)
         for (uint32_t c = c0; c <= c0 + (b - a); c++) {
             if (!(f.seen[c] & LK_LINK))
                 continue;
-            uint32_t pos;
-            for (const nm_window_link *lk = first_link_from_cell(s, c, &pos); lk;
-                 lk = next_link_from_cell(s, c, &pos))
+            uint32_t lend;
+            for (uint32_t l = nm_search_key_run(s->lk_cell, s->w->nlinks, c, &lend); l < lend; l++) {
+                const nm_window_link *lk = &s->w->links[s->lk_bycell[l]];
                 if (flood_open(&f, lk->to_cell) &&
                     flood_run(&f, lk->to_cell / nx, lk->to_cell % nx, &end))
                     return true;
+            }
         }
     }
     return false;
@@ -1126,9 +1108,9 @@ int nm_search_reach(nm_sctx *s, const nm_mask *m, uint32_t from, uint32_t to, ui
         }
         if (!(cu->bits & NM_SC_LINKS))
             continue;
-        uint32_t pos;
-        for (const nm_window_link *lk = first_link_from_cell(s, u, &pos); lk;
-             lk = next_link_from_cell(s, u, &pos)) {
+        uint32_t lend;
+        for (uint32_t l = nm_search_key_run(s->lk_cell, s->w->nlinks, u, &lend); l < lend; l++) {
+            const nm_window_link *lk = &s->w->links[s->lk_bycell[l]];
             const uint32_t v = lk->to_cell;
             if (seen[v] || !nm_mask_in(m, v))
                 continue;

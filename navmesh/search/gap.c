@@ -46,7 +46,7 @@ static void flood(nm_sctx *s, const nm_mask *m, uint32_t *queue, const uint32_t 
         }
         if (!reverse) {
             uint32_t lend;
-            for (uint32_t l = nm_search_span_links(s, u, &lend); l < lend; l++) {
+            for (uint32_t l = nm_search_key_run(s->lk_from, s->w->nlinks, u, &lend); l < lend; l++) {
                 const nm_window_link *lk = &s->w->links[s->lk_idx[l]];
                 if (!(s->node[lk->to_span].state & bit) && nm_mask_in(m, lk->to_cell)) {
                     s->node[lk->to_span].state |= bit;

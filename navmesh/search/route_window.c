@@ -1239,7 +1239,7 @@ size_t nm_search_state_bytes(const struct nm_sctx *s)
     const size_t nl = s->w ? s->w->nlinks : 0;
     return work_bytes(s) + (s->spare ? work_bytes(s->spare) : 0) +
            ((size_t)s->nspans / 64 + 1) * sizeof *s->lk_has +
-           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_from + sizeof *s->lk_bycell) +
+           (nl + 1) * (sizeof *s->lk_idx + sizeof *s->lk_from + sizeof *s->lk_bycell + sizeof *s->lk_cell) +
            (size_t)s->ncell * (sizeof *s->walk + sizeof *s->cell);
 }
 

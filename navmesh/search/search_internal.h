@@ -89,11 +89,13 @@ typedef struct nm_sctx {
     uint32_t nx, ny, ncell, nspans;
     uint8_t *walk; /* core ∧ lay */
     nm_scell *cell; /* [ncell] SpanAstar's cell records */
-    /* off-mesh links by from_span and by from_cell (each stable: link order among equals). Arrays
-     * of the links' size, not of the spans': a window has few links and millions of spans */
+    /* off-mesh links by from_span and by from_cell (each stable: link order among equals), with
+     * their sorted keys for nm_search_key_run. Arrays of the links' size, not of the spans': a
+     * window has few links and millions of spans */
     uint32_t *lk_idx;    /* [nlinks] link indices sorted by from_span */
-    uint32_t *lk_from;   /* [nlinks] from_span of lk_idx[i] (ascending), for the lookup */
+    uint32_t *lk_from;   /* [nlinks] from_span of lk_idx[i] (ascending) */
     uint32_t *lk_bycell; /* [nlinks] link indices sorted by from_cell */
+    uint32_t *lk_cell;   /* [nlinks] from_cell of lk_bycell[i] (ascending) */
     uint64_t *lk_has;    /* [nspans / 64 + 1] bit k: span k has links (a small array the
                             searches test before looking a span's links up) */
     /* search work arrays */
@@ -120,19 +122,21 @@ typedef struct nm_sctx {
 
 enum { NM_ST_OPEN = 1, NM_ST_CLOSED = 2, NM_ST_VIA = 4 };
 
-/* The links leaving span u: lk_idx[first .. *end) (empty when none). */
-static inline uint32_t nm_search_span_links(const nm_sctx *s, uint32_t u, uint32_t *end)
+/* The run [first, *end) of entries equal to key in keys[0 .. n), sorted ascending (empty when
+ * none): the links leaving a span (lk_from, index into lk_idx) or a cell (lk_cell, lk_bycell). */
+static inline uint32_t nm_search_key_run(const uint32_t *keys, uint32_t n, uint32_t key,
+                                         uint32_t *end)
 {
-    uint32_t lo = 0, hi = s->w->nlinks;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        if (s->lk_from[mid] < u)
+        if (keys[mid] < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     uint32_t e = lo;
-    while (e < s->w->nlinks && s->lk_from[e] == u)
+    while (e < n && keys[e] == key)
         e++;
     *end = e;
     return lo;

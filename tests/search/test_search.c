@@ -1661,7 +1661,7 @@ Test(search, cell_records_hold_the_window_s_span_range_masks_steps_and_clearance
         }
         /* a span's links: every link leaving it, in link order, and no other */
         for (uint32_t k = 0; k < w.spans.nspans; k++) {
-            uint32_t end, i = nm_search_span_links(&s, k, &end), want = 0, got = 0, prev = 0;
+            uint32_t end, i = nm_search_key_run(s.lk_from, nl, k, &end), want = 0, got = 0, prev = 0;
             for (uint32_t l = 0; l < nl; l++)
                 want += w.links[l].from_span == k;
             for (; i < end; i++, got++) {
