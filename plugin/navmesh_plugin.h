@@ -159,9 +159,10 @@ typedef struct nm_plugin_api {
     /* A result as JSON (the same text plan_json returns). */
     char *(*result_json)(const nm_plugin_result *r);
     void (*string_free)(char *s);
-    /* Builds the zone's cleaned mesh and sidecar data ahead of the first plan, and, when the
-     * zone's decoded tiles fit the engine's tile cache (160 MB: the demo town's do), decodes them
-     * all with every region's bounding box, so that no plan pays a first decode. */
+    /* Builds the zone's cleaned mesh and sidecar data ahead of the first plan, every region's
+     * bounding box and the zone's collision scene (the occluder pack), and, when the zone's
+     * decoded tiles fit the engine's tile cache (160 MB: the demo town's do), decodes them all,
+     * so that no plan pays a first decode. */
     int (*warm)(nm_plugin_engine *e);
     /* regionsNear: for each point i (xy[2i], xy[2i+1]) the sorted region ids within 8 px:
      * (*rids)[start[i] .. start[i+1]); start holds n + 1 entries (caller array); *rids is freed

@@ -215,10 +215,12 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
  * every such tile. */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
-/* Every region's box at once from views of every tile of the zone (views[t] of tile t, all
- * holding their records): out[rid] for rid 0 .. global_regions, empty for a region with no cell.
- * The same boxes as nm_region_bbox. */
-void nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out);
+/* Every region's box at once: out[rid] for rid 0 .. global_regions, empty for a region with no
+ * cell; the same boxes as nm_region_bbox. views[t] (views may be NULL) holds tile t's records when
+ * it has them; the other tiles' region fields are decoded one tile at a time. Fails (out then
+ * partial) when a tile does not decode or on no memory. */
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out,
+                     nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)
@@ -484,9 +486,9 @@ void nm_route_result_free(nm_route_result *r);
 int nm_route_plan(nm_route_engine *e, const nm_route_request *q, nm_route_result *r,
                   nm_error *err);
 
-/* warm: builds the zone entry (ZoneClean, sidecar zone data) ahead of the first plan; a zone
- * whose decoded tiles fit the tile cache has them all decoded into it (with the sidecar columns)
- * and every region's box kept. Only the zone entry's errors fail it. */
+/* warm: builds the zone entry (ZoneClean, sidecar zone data) ahead of the first plan, keeps every
+ * region's box and reads the zone's collision scene; a zone whose decoded tiles fit the tile cache
+ * has them all decoded into it (with the sidecar columns). Only the zone entry's errors fail it. */
 int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err);
 
 /* regionsNear: for each point (x, y px), the sorted unique regions of every non-Fill record whose

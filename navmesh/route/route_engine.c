@@ -1865,12 +1865,14 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
 }
 
 /* warm's second part: a zone whose decoded tiles all fit the tile cache has them decoded now,
- * with its sidecar columns as the windows read them, and every region's bounding box taken from
- * them: the host loads a zone once and plans many legs on it, and otherwise each plan in a new
- * part of the zone paid its first decodes (a third of the demo route's planning time). A zone
- * too large for the cache is left to the plans, which keep what they decode. Nothing here can
- * fail warm: a tile that does not decode (or no memory) leaves the cache as it was, and the plan
- * that reads the tile reports it. */
+ * with its sidecar columns as the windows read them: the host loads a zone once and plans many
+ * legs on it, and otherwise each plan in a new part of the zone paid its first decodes (a third
+ * of the demo route's planning time). A zone too large for the cache is left to the plans, which
+ * keep what they decode. Then every region's bounding box (类的包围盒), from those tiles or, for
+ * a zone too large, from each tile's region field decoded in turn (a region's first plan paid it
+ * otherwise: 115 ms on the large world). Nothing here can fail warm: a tile that does not decode
+ * (or no memory) leaves the cache and the boxes as they were, and the plan that reads the tile
+ * reports it. */
 static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
 {
     const nm_bgrd_zone *gz = &e->grid.zones[z->bgrd_zone];
@@ -1878,26 +1880,21 @@ static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
     size_t need = 0;
     for (uint32_t t = 0; t < gz->tile_count; t++)
         need += (size_t)gz->tiles[t].records * (sizeof(nm_grid_rec) + sizeof(nm_span_fields));
-    if (!e->has_fields || need > budget - (e->tiles.bytes < budget ? e->tiles.bytes : budget))
-        return;
+    const bool fits = e->has_fields && need <= budget - (e->tiles.bytes < budget ? e->tiles.bytes : budget);
     uint32_t *ids = (uint32_t *)nm_malloc(((size_t)gz->tile_count + 1) * sizeof *ids);
     nm_bgrd_tile_view *views = (nm_bgrd_tile_view *)nm_calloc((size_t)gz->tile_count + 1, sizeof *views);
     nm_cell_rect *box = (nm_cell_rect *)nm_malloc(((size_t)gz->global_regions + 1) * sizeof *box);
     nm_error err;
     int rc = ids && views && box ? NM_OK : NM_ERR_NOMEM;
     for (uint32_t t = 0; rc == NM_OK && t < gz->tile_count; t++) ids[t] = t;
-    if (rc == NM_OK)
+    if (rc == NM_OK && fits)
         rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)z->bgrd_zone, ids, gz->tile_count, &e->fields, &e->tiles,
                                 e->workers, &e->decode, views, &err);
-    bool all = rc == NM_OK;
-    for (uint32_t t = 0; all && t < gz->tile_count; t++) all = !gz->tiles[t].records || views[t].recs;
-    if (all) { /* the boxes not kept yet (a plan may have kept some) */
-        nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, box);
-        for (uint32_t r = 0; r <= gz->global_regions; r++) {
-            bool kept = false;
-            for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == r;
-            if (!kept && !nm_cell_rect_empty(&box[r])) keep_bbox(z, r, &box[r]);
-        }
+    if (rc == NM_OK) rc = nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, box, &err);
+    for (uint32_t r = 0; rc == NM_OK && r <= gz->global_regions; r++) { /* the boxes not kept yet */
+        bool kept = false;
+        for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == r;
+        if (!kept && !nm_cell_rect_empty(&box[r])) keep_bbox(z, r, &box[r]);
     }
     for (uint32_t t = 0; views && t < gz->tile_count; t++) nm_bgrd_tile_view_free(&views[t]);
     nm_bgrd_out_free(&e->decode);
@@ -1916,6 +1913,7 @@ int nm_route_warm(nm_route_engine *e, const char *zone, nm_error *err)
     if (z->zc_rc) return nm_fail(err, z->zc_rc, "%.400s", z->zc_err.msg);
     if (z->fz_rc) return nm_fail(err, z->fz_rc, "%.400s", z->fz_err.msg);
     warm_tiles(e, z);
+    nm_window_gate_warm(e, z->zc); /* the zone's collision scene read now, not by the first plan */
     return NM_OK;
 }
 

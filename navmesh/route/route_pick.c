@@ -215,11 +215,7 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
     return NM_OK;
 }
 
-/* 类的包围盒: the region's own cells over the zone's tiles. Each tile's dictionary (a small
- * stream) says whether the region has records there; of those tiles only the ones that can still
- * widen the box are decoded, and only their region field (nm_bgrd_decode_tile_fields): the tiles
- * on the outside of the region's tile extent first, so that the inner ones, inside the box by
- * then, are never decoded. The box is a min / max, so the order does not change it. */
+/* 类的包围盒: a region's box is the least rectangle of its own cells over the zone's tiles. */
 typedef struct bbox_tile {
     int64_t edge; /* cells from the tile's own rectangle to the outside of the candidates' extent */
     uint32_t ti;
@@ -238,116 +234,151 @@ static nm_cell_rect own_rect(const nm_bgrd_tile *t)
                           (int64_t)t->gy0 + t->py1};
 }
 
-/* The tiles whose dictionary names rid, each with its distance to the outside of their extent. */
-static int bbox_candidates(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_bgrd_scratch *s, bbox_tile *cand,
-                           uint32_t *nc, uint32_t **rids, size_t *cap, nm_error *err)
+/* One tile's records into the boxes (its apron skipped). */
+static void bboxes_add(const nm_bgrd_zone *z, const nm_bgrd_tile *t, const nm_grid_rec *rec, size_t n,
+                       nm_cell_rect *out)
 {
-    const nm_bgrd_zone *z = &g->zones[zone];
-    nm_cell_rect ext = {INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
-    *nc = 0;
-    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        if (t->records == 0) continue;
-        if (*cap < t->records) {
-            uint32_t *nr = (uint32_t *)nm_realloc(*rids, (size_t)t->records * sizeof *nr);
-            if (!nr) return nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
-            *rids = nr;
-            *cap = t->records;
+    for (size_t k = 0; k < n; k++) {
+        const int64_t lx = rec[k].cell % t->nx, ly = rec[k].cell / t->nx;
+        if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1 || rec[k].rid > z->global_regions)
+            continue; /* apron */
+        nm_cell_rect *b = &out[rec[k].rid];
+        const int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
+        if (nm_cell_rect_empty(b)) {
+            *b = (nm_cell_rect){cx, cy, cx, cy};
+            continue;
         }
-        uint32_t nd = 0;
-        int rc = nm_bgrd_tile_regions(g, zone, ti, s, *rids, &nd, err);
-        if (rc) return rc;
-        bool has = false;
-        for (uint32_t k = 0; k < nd; k++) has |= (*rids)[k] == rid;
-        if (!has) continue;
-        nm_cell_rect o = own_rect(t);
-        if (o.x0 < ext.x0) ext.x0 = o.x0;
-        if (o.y0 < ext.y0) ext.y0 = o.y0;
-        if (o.x1 > ext.x1) ext.x1 = o.x1;
-        if (o.y1 > ext.y1) ext.y1 = o.y1;
-        cand[(*nc)++] = (bbox_tile){0, ti};
+        if (cx < b->x0) b->x0 = cx;
+        if (cx > b->x1) b->x1 = cx;
+        if (cy < b->y0) b->y0 = cy;
+        if (cy > b->y1) b->y1 = cy;
     }
-    for (uint32_t k = 0; k < *nc; k++) {
-        nm_cell_rect o = own_rect(&z->tiles[cand[k].ti]);
-        int64_t d = o.x0 - ext.x0;
-        if (ext.x1 - o.x1 < d) d = ext.x1 - o.x1;
-        if (o.y0 - ext.y0 < d) d = o.y0 - ext.y0;
-        if (ext.y1 - o.y1 < d) d = ext.y1 - o.y1;
-        cand[k].edge = d;
-    }
-    qsort(cand, *nc, sizeof *cand, cmp_bbox_tile);
-    return NM_OK;
 }
 
-/* One more cell of the region in the box. */
-static void bbox_add(nm_cell_rect *out, bool *any, int64_t cx, int64_t cy)
+/* The boxes of region `only` (UINT32_MAX: of every region), out[0 .. global_regions]: the tiles
+ * no view holds whose dictionary names such a region are taken outer ones first (by the least
+ * distance to the outside of the tile extent of a region they name), and one is decoded, its region
+ * field only, while its own rectangle can still widen the box of such a region it names: the inner
+ * tiles, inside the boxes by then, are never decoded. Boxes are a min / max, so the order does not
+ * change them. */
+static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t only,
+                        nm_cell_rect *out, nm_error *err)
 {
-    if (!*any) {
-        *out = (nm_cell_rect){cx, cy, cx, cy};
-        *any = true;
-        return;
+    const nm_bgrd_zone *z = &g->zones[zone];
+    const uint32_t nr = z->global_regions + 1;
+    for (uint32_t r = 0; r < nr; r++) out[r] = (nm_cell_rect){0, 0, -1, -1};
+    nm_bgrd_scratch s;
+    memset(&s, 0, sizeof s);
+    nm_grid_rec *buf = NULL;
+    uint32_t *rids = NULL, *dict = NULL, nc = 0;
+    size_t cap = 0, bcap = 0, nd = 0, dcap = 0;
+    bbox_tile *cand = (bbox_tile *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *cand);
+    uint32_t *dict_at = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *dict_at);
+    nm_cell_rect *ext = (nm_cell_rect *)nm_malloc((size_t)nr * sizeof *ext);
+    int rc = cand && dict_at && ext ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+    for (uint32_t r = 0; rc == NM_OK && r < nr; r++) ext[r] = (nm_cell_rect){INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
+    /* the tiles held by views go in whole; the others' dictionaries (dict[dict_at[ti] ..]) and the
+     * regions' tile extents */
+    for (uint32_t ti = 0; rc == NM_OK && ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        dict_at[ti] = (uint32_t)nd;
+        if (views && views[ti].recs) {
+            bboxes_add(z, t, views[ti].recs, views[ti].n, out);
+            continue;
+        }
+        if (t->records == 0) continue;
+        if (cap < t->records) {
+            uint32_t *nrids = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nrids);
+            if (!nrids) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+                break;
+            }
+            rids = nrids;
+            cap = t->records;
+        }
+        uint32_t n = 0;
+        if ((rc = nm_bgrd_tile_regions(g, zone, ti, &s, rids, &n, err))) break;
+        if (nd + n > dcap) {
+            const size_t ncap = (nd + n) * 2;
+            uint32_t *nd2 = (uint32_t *)nm_realloc(dict, ncap * sizeof *nd2);
+            if (!nd2) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+                break;
+            }
+            dict = nd2;
+            dcap = ncap;
+        }
+        const nm_cell_rect o = own_rect(t);
+        for (uint32_t k = 0; k < n; k++) {
+            if (rids[k] >= nr || (only != UINT32_MAX && rids[k] != only)) continue;
+            dict[nd++] = rids[k];
+            nm_cell_rect *e = &ext[rids[k]];
+            if (o.x0 < e->x0) e->x0 = o.x0;
+            if (o.y0 < e->y0) e->y0 = o.y0;
+            if (o.x1 > e->x1) e->x1 = o.x1;
+            if (o.y1 > e->y1) e->y1 = o.y1;
+        }
+        if (nd > dict_at[ti]) cand[nc++] = (bbox_tile){0, ti};
     }
-    if (cx < out->x0) out->x0 = cx;
-    if (cx > out->x1) out->x1 = cx;
-    if (cy < out->y0) out->y0 = cy;
-    if (cy > out->y1) out->y1 = cy;
+    if (dict_at) dict_at[z->tile_count] = (uint32_t)nd;
+    for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
+        const uint32_t ti = cand[k].ti;
+        const nm_cell_rect o = own_rect(&z->tiles[ti]);
+        int64_t d = INT64_MAX;
+        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1]; q++) {
+            const nm_cell_rect *e = &ext[dict[q]];
+            const int64_t m[4] = {o.x0 - e->x0, e->x1 - o.x1, o.y0 - e->y0, e->y1 - o.y1};
+            for (int i = 0; i < 4; i++) d = m[i] < d ? m[i] : d;
+        }
+        cand[k].edge = d;
+    }
+    if (rc == NM_OK) qsort(cand, nc, sizeof *cand, cmp_bbox_tile);
+    for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
+        const uint32_t ti = cand[k].ti;
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        const nm_cell_rect o = own_rect(t);
+        bool widens = false; /* the own rectangle outside the box of a region the tile names */
+        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1] && !widens; q++)
+            widens = nm_cell_rect_empty(&out[dict[q]]) || !nm_cell_rect_contains(&out[dict[q]], &o);
+        if (!widens) continue;
+        if (bcap < t->records) {
+            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
+            if (!nb) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+                break;
+            }
+            buf = nb;
+            bcap = t->records;
+        }
+        if ((rc = nm_bgrd_decode_tile_fields(g, zone, ti, NM_BGRD_F_REGION, &s, buf, err))) break;
+        bboxes_add(z, t, buf, t->records, out);
+    }
+    nm_free(cand);
+    nm_free(dict_at);
+    nm_free(ext);
+    nm_free(dict);
+    nm_free(rids);
+    nm_free(buf);
+    nm_bgrd_scratch_free(&s);
+    return rc;
+}
+
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out,
+                     nm_error *err)
+{
+    if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region boxes: no zone %u", zone);
+    return region_boxes(g, zone, views, UINT32_MAX, out, err);
 }
 
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out, nm_error *err)
 {
     *out = (nm_cell_rect){0, 0, -1, -1};
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
-    const nm_bgrd_zone *z = &g->zones[zone];
-    nm_bgrd_scratch s;
-    memset(&s, 0, sizeof s);
-    nm_grid_rec *buf = NULL;
-    uint32_t *rids = NULL, nc = 0;
-    size_t cap = 0, bcap = 0;
-    bool any = false;
-    bbox_tile *cand = (bbox_tile *)nm_malloc((z->tile_count ? z->tile_count : 1) * sizeof *cand);
-    int rc = cand ? bbox_candidates(g, zone, rid, &s, cand, &nc, &rids, &cap, err)
-                  : nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
-    for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
-        const nm_bgrd_tile *t = &z->tiles[cand[k].ti];
-        nm_cell_rect o = own_rect(t);
-        if (any && nm_cell_rect_contains(out, &o)) continue; /* cannot widen the box */
-        if (bcap < t->records) {
-            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
-            if (!nb) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
-                break;
-            }
-            buf = nb;
-            bcap = t->records;
-        }
-        rc = nm_bgrd_decode_tile_fields(g, zone, cand[k].ti, NM_BGRD_F_REGION, &s, buf, err);
-        for (uint32_t r = 0; rc == NM_OK && r < t->records; r++) {
-            if (buf[r].rid != rid) continue;
-            int64_t lx = buf[r].cell % t->nx, ly = buf[r].cell / t->nx;
-            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
-            bbox_add(out, &any, t->gx0 + lx, t->gy0 + ly);
-        }
-    }
-    nm_free(cand);
-    nm_free(buf);
-    nm_free(rids);
-    nm_bgrd_scratch_free(&s);
+    if (rid > g->zones[zone].global_regions) return NM_OK; /* no record names it */
+    nm_cell_rect *all = (nm_cell_rect *)nm_malloc(((size_t)g->zones[zone].global_regions + 1) * sizeof *all);
+    if (!all) return nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
+    const int rc = region_boxes(g, zone, NULL, rid, all, err);
+    if (rc == NM_OK) *out = all[rid];
+    nm_free(all);
     return rc;
-}
-
-void nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out)
-{
-    const nm_bgrd_zone *z = &g->zones[zone];
-    for (uint32_t r = 0; r <= z->global_regions; r++) out[r] = (nm_cell_rect){0, 0, -1, -1};
-    for (uint32_t ti = 0; ti < z->tile_count; ti++) {
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        const nm_grid_rec *rec = views[ti].recs;
-        for (size_t k = 0; rec && k < views[ti].n; k++) {
-            const int64_t lx = rec[k].cell % t->nx, ly = rec[k].cell / t->nx;
-            if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1 || rec[k].rid > z->global_regions)
-                continue; /* apron */
-            bool any = !nm_cell_rect_empty(&out[rec[k].rid]);
-            bbox_add(&out[rec[k].rid], &any, t->gx0 + lx, t->gy0 + ly);
-        }
-    }
 }

@@ -357,6 +357,20 @@ static bool fall_gate(void *ctx, uint32_t from_cell, double h_from, uint32_t to_
     return blocked;
 }
 
+void nm_window_gate_warm(const void *engine, const nm_zone_clean *zc)
+{
+    if (!zc || !zc->pack || zc->zone_index >= zc->pack->zone_count) return;
+    pthread_mutex_lock(&g_lock);
+    const gate_engine *g = find_engine(engine);
+    char *path = g && g->occ_path ? nm_malloc(strlen(g->occ_path) + 1) : NULL;
+    if (path) strcpy(path, g->occ_path);
+    pthread_mutex_unlock(&g_lock);
+    const nm_occ_scene *scene;
+    nm_error err;
+    if (path) (void)nm_occ_cache_get(path, zc->pack->zones[zc->zone_index].name, &scene, &err);
+    nm_free(path);
+}
+
 int nm_window_set_gate(nm_window *w, const void *engine, uint64_t plan, const nm_zone_clean *zc,
                        nm_error *err)
 {

@@ -33,6 +33,11 @@ void nm_window_gate_detach(const void *engine);
 int nm_window_set_gate(nm_window *w, const void *engine, uint64_t plan,
                        const struct nm_zone_clean *zc, nm_error *err);
 
+/* Reads the collision scene of zc's zone into the process-wide occluder cache ahead of the first
+ * plan (the engine's warm). A failure is cached for nm_window_set_gate to report; nothing here
+ * fails. */
+void nm_window_gate_warm(const void *engine, const struct nm_zone_clean *zc);
+
 /* The gate's counters for `engine` since attach: dropBlocked calls made, decision look-ups
  * answered by the cache, and drops blocked. */
 typedef struct nm_gate_stats {

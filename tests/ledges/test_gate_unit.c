@@ -224,3 +224,30 @@ Test(gate_unit, side_railings_block_every_edge_cell, .timeout = 120)
     nm_window_gate_detach(&key);
     free_baked(&b);
 }
+
+/* The engine's warm reads the zone's collision scene into the occluder cache, so the first plan's
+ * gate does not read the file: with the file gone after warm, the gate is still there. It fails
+ * when warm leaves the scene to the first plan (the gate is then empty). */
+Test(gate_unit, warm_reads_the_scene_before_the_first_window, .timeout = 120)
+{
+    if (!lu_tools_present()) cr_skip_test("scenegen / navbake not built");
+    baked b;
+    bake_ledges(&b, true);
+    char pack[700], occ[700];
+    snprintf(pack, sizeof pack, "%s/out/base.nav.gz", b.dir);
+    snprintf(occ, sizeof occ, "%s/out/base.occluder.gz", b.dir);
+    int key = 0;
+    nm_error err = {0};
+    cr_assert_eq(nm_window_gate_attach(&key, pack, &err), NM_OK);
+    nm_window_gate_warm(&key, b.zc);
+    nm_window_gate_warm(&key, NULL); /* nothing to read: nothing happens */
+    cr_assert_eq(remove(occ), 0, "%s", occ);
+    nm_window w;
+    memset(&w, 0, sizeof w);
+    w.win.nx = 10;
+    w.win.ny = 10;
+    cr_assert_eq(nm_window_set_gate(&w, &key, 1, b.zc, &err), NM_OK, "%s", err.msg);
+    cr_expect_not_null((void *)w.gate.fn, "the scene read at warm");
+    nm_window_gate_detach(&key);
+    free_baked(&b);
+}

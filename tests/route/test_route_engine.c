@@ -478,8 +478,9 @@ Test(engine, a_full_window_is_kept_for_the_next_leg_of_the_region)
 
 /* warm decodes a zone that fits the tile cache whole, sidecar columns and all, and keeps every
  * region's box: the plans after it decode no tile and plan exactly as on an engine that was not
- * warmed. A zone larger than the cache is left alone. It fails when warm skips the tiles, decodes
- * them without the fields the windows read, or keeps a box that differs from nm_region_bbox. */
+ * warmed. A zone larger than the cache has only its boxes made (from the tiles' region fields).
+ * It fails when warm skips the tiles, decodes them without the fields the windows read, or keeps
+ * a box that differs from nm_region_bbox or none for the larger zone. */
 Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
 {
     nm_route_engine e, f, small;
@@ -522,6 +523,16 @@ Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
     small.tiles.budget = recs * sizeof(nm_grid_rec); /* the records fit, not their fields */
     cr_assert_eq(nm_route_warm(&small, "t", &err), NM_OK, "%s", err.msg);
     cr_expect_eq(small.tiles.bytes, 0, "a zone larger than the cache is left to the plans");
+    const nm_route_zone_entry *zs = NULL;
+    for (int i = 0; i < NM_ROUTE_ZONE_CACHE; i++)
+        if (small.cache[i].valid) zs = &small.cache[i];
+    cr_assert_not_null(zs);
+    cr_expect_eq(zs->nbbox, z->nbbox, "its region boxes are kept all the same");
+    for (uint32_t i = 0; i < zs->nbbox; i++) {
+        nm_cell_rect want;
+        cr_assert_eq(nm_region_bbox(&small.grid, (uint32_t)bz, zs->bbox_rid[i], &want, &err), NM_OK, "%s", err.msg);
+        cr_expect(nm_cell_rect_equal(&want, &zs->bbox[i]), "region %u, from the region fields", zs->bbox_rid[i]);
+    }
     nm_route_engine_close(&small);
     nm_route_engine_close(&f);
     nm_route_engine_close(&e);
