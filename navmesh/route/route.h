@@ -215,12 +215,13 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
  * every such tile. */
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
                    nm_error *err);
-/* Every region's box at once: out[rid] for rid 0 .. global_regions, empty for a region with no
- * cell; the same boxes as nm_region_bbox. views[t] (views may be NULL) holds tile t's records when
- * it has them; the other tiles' region fields are decoded one tile at a time. Fails (out then
- * partial) when a tile does not decode or on no memory. */
-int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out,
-                     nm_error *err);
+/* Every region's box at once, the same boxes as nm_region_bbox: (*rids)[k] ascending, the regions
+ * the tiles' dictionaries name, and (*boxes)[k] (both nm_malloc'd; empty for a region with no
+ * cell of its own). views[t] (views may be NULL) holds tile t's records when it has them; the
+ * other tiles' region fields are decoded one tile at a time. Fails (nothing out) when a tile does
+ * not decode or on no memory. */
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t **rids,
+                     nm_cell_rect **boxes, uint32_t *n, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)

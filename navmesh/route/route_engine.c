@@ -1883,19 +1883,21 @@ static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
     const bool fits = e->has_fields && need <= budget - (e->tiles.bytes < budget ? e->tiles.bytes : budget);
     uint32_t *ids = (uint32_t *)nm_malloc(((size_t)gz->tile_count + 1) * sizeof *ids);
     nm_bgrd_tile_view *views = (nm_bgrd_tile_view *)nm_calloc((size_t)gz->tile_count + 1, sizeof *views);
-    nm_cell_rect *box = (nm_cell_rect *)nm_malloc(((size_t)gz->global_regions + 1) * sizeof *box);
+    uint32_t *rids = NULL, nr = 0;
+    nm_cell_rect *box = NULL;
     nm_error err;
-    int rc = ids && views && box ? NM_OK : NM_ERR_NOMEM;
+    int rc = ids && views ? NM_OK : NM_ERR_NOMEM;
     for (uint32_t t = 0; rc == NM_OK && t < gz->tile_count; t++) ids[t] = t;
     if (rc == NM_OK && fits)
         rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)z->bgrd_zone, ids, gz->tile_count, &e->fields, &e->tiles,
                                 e->workers, &e->decode, views, &err);
-    if (rc == NM_OK) rc = nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, box, &err);
-    for (uint32_t r = 0; rc == NM_OK && r <= gz->global_regions; r++) { /* the boxes not kept yet */
+    if (rc == NM_OK) rc = nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, &rids, &box, &nr, &err);
+    for (uint32_t k = 0; rc == NM_OK && k < nr; k++) { /* the boxes not kept yet */
         bool kept = false;
-        for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == r;
-        if (!kept && !nm_cell_rect_empty(&box[r])) keep_bbox(z, r, &box[r]);
+        for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == rids[k];
+        if (!kept && !nm_cell_rect_empty(&box[k])) keep_bbox(z, rids[k], &box[k]);
     }
+    nm_free(rids);
     for (uint32_t t = 0; views && t < gz->tile_count; t++) nm_bgrd_tile_view_free(&views[t]);
     nm_bgrd_out_free(&e->decode);
     nm_free(ids);

@@ -234,15 +234,33 @@ static nm_cell_rect own_rect(const nm_bgrd_tile *t)
                           (int64_t)t->gy0 + t->py1};
 }
 
-/* One tile's records into the boxes (its apron skipped). */
-static void bboxes_add(const nm_bgrd_zone *z, const nm_bgrd_tile *t, const nm_grid_rec *rec, size_t n,
-                       nm_cell_rect *out)
+/* The region index of rid among reg[0 .. n) (ascending), or n; *last caches the last answer
+ * (a tile's records come in runs of one region). */
+static uint32_t region_index(const uint32_t *reg, uint32_t n, uint32_t rid, uint32_t last[2])
 {
+    if (last[1] != UINT32_MAX && last[0] == rid) return last[1];
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (reg[mid] < rid) lo = mid + 1; else hi = mid;
+    }
+    const uint32_t k = lo < n && reg[lo] == rid ? lo : n;
+    last[0] = rid;
+    last[1] = k;
+    return k;
+}
+
+/* One tile's records into the boxes of the regions reg names (its apron skipped). */
+static void bboxes_add(const nm_bgrd_tile *t, const nm_grid_rec *rec, size_t n, const uint32_t *reg, uint32_t nreg,
+                       nm_cell_rect *box)
+{
+    uint32_t last[2] = {0, UINT32_MAX};
     for (size_t k = 0; k < n; k++) {
         const int64_t lx = rec[k].cell % t->nx, ly = rec[k].cell / t->nx;
-        if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1 || rec[k].rid > z->global_regions)
-            continue; /* apron */
-        nm_cell_rect *b = &out[rec[k].rid];
+        if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
+        const uint32_t i = region_index(reg, nreg, rec[k].rid, last);
+        if (i == nreg) continue;
+        nm_cell_rect *b = &box[i];
         const int64_t cx = t->gx0 + lx, cy = t->gy0 + ly;
         if (nm_cell_rect_empty(b)) {
             *b = (nm_cell_rect){cx, cy, cx, cy};
@@ -255,37 +273,39 @@ static void bboxes_add(const nm_bgrd_zone *z, const nm_bgrd_tile *t, const nm_gr
     }
 }
 
-/* The boxes of region `only` (UINT32_MAX: of every region), out[0 .. global_regions]: the tiles
- * no view holds whose dictionary names such a region are taken outer ones first (by the least
- * distance to the outside of the tile extent of a region they name), and one is decoded, its region
- * field only, while its own rectangle can still widen the box of such a region it names: the inner
- * tiles, inside the boxes by then, are never decoded. Boxes are a min / max, so the order does not
- * change them. */
+static int cmp_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The boxes of region `only` (UINT32_MAX: of every region the tiles' dictionaries name):
+ * (*reg)[k] ascending and (*box)[k], *nreg of them. Sized by the regions named, not by the zone's
+ * declared global_regions. The tiles no view holds are taken outer ones first (by the least
+ * distance to the outside of the tile extent of a region they name), and one is decoded, its
+ * region field only, while its own rectangle can still widen the box of a region it names: the
+ * inner tiles, inside the boxes by then, are never decoded. Boxes are a min / max, so the order
+ * does not change them. */
 static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t only,
-                        nm_cell_rect *out, nm_error *err)
+                        uint32_t **reg_out, nm_cell_rect **box_out, uint32_t *nreg_out, nm_error *err)
 {
     const nm_bgrd_zone *z = &g->zones[zone];
-    const uint32_t nr = z->global_regions + 1;
-    for (uint32_t r = 0; r < nr; r++) out[r] = (nm_cell_rect){0, 0, -1, -1};
+    *reg_out = NULL;
+    *box_out = NULL;
+    *nreg_out = 0;
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
     nm_grid_rec *buf = NULL;
-    uint32_t *rids = NULL, *dict = NULL, nc = 0;
+    uint32_t *rids = NULL, *dict = NULL, *reg = NULL, nc = 0, nreg = 0;
+    nm_cell_rect *ext = NULL, *box = NULL;
     size_t cap = 0, bcap = 0, nd = 0, dcap = 0;
     bbox_tile *cand = (bbox_tile *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *cand);
     uint32_t *dict_at = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *dict_at);
-    nm_cell_rect *ext = (nm_cell_rect *)nm_malloc((size_t)nr * sizeof *ext);
-    int rc = cand && dict_at && ext ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
-    for (uint32_t r = 0; rc == NM_OK && r < nr; r++) ext[r] = (nm_cell_rect){INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
-    /* the tiles held by views go in whole; the others' dictionaries (dict[dict_at[ti] ..]) and the
-     * regions' tile extents */
+    int rc = cand && dict_at ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+    /* 1. every tile's dictionary: dict[dict_at[ti] .. dict_at[ti + 1]) (rids, then indices) */
     for (uint32_t ti = 0; rc == NM_OK && ti < z->tile_count; ti++) {
         const nm_bgrd_tile *t = &z->tiles[ti];
         dict_at[ti] = (uint32_t)nd;
-        if (views && views[ti].recs) {
-            bboxes_add(z, t, views[ti].recs, views[ti].n, out);
-            continue;
-        }
         if (t->records == 0) continue;
         if (cap < t->records) {
             uint32_t *nrids = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nrids);
@@ -308,19 +328,48 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
             dict = nd2;
             dcap = ncap;
         }
+        for (uint32_t k = 0; k < n; k++)
+            if (only == UINT32_MAX || rids[k] == only) dict[nd++] = rids[k];
+    }
+    if (dict_at) dict_at[z->tile_count] = (uint32_t)nd;
+    /* 2. the regions named, and each dictionary entry as its region's index */
+    if (rc == NM_OK) {
+        reg = (uint32_t *)nm_malloc((nd ? nd : 1) * sizeof *reg);
+        ext = (nm_cell_rect *)nm_malloc((nd ? nd : 1) * sizeof *ext);
+        box = (nm_cell_rect *)nm_malloc((nd ? nd : 1) * sizeof *box);
+        if (!reg || !ext || !box) rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+    }
+    if (rc == NM_OK && nd) {
+        memcpy(reg, dict, nd * sizeof *reg);
+        qsort(reg, nd, sizeof *reg, cmp_u32);
+        for (size_t k = 0; k < nd; k++)
+            if (nreg == 0 || reg[k] != reg[nreg - 1]) reg[nreg++] = reg[k];
+        uint32_t last[2] = {0, UINT32_MAX};
+        for (size_t k = 0; k < nd; k++) dict[k] = region_index(reg, nreg, dict[k], last);
+    }
+    for (uint32_t r = 0; rc == NM_OK && r < nreg; r++) {
+        ext[r] = (nm_cell_rect){INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
+        box[r] = (nm_cell_rect){0, 0, -1, -1};
+    }
+    /* 3. the tiles held by views go in whole; the others are candidates, with the regions' tile
+     * extents */
+    for (uint32_t ti = 0; rc == NM_OK && ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        if (views && views[ti].recs) {
+            bboxes_add(t, views[ti].recs, views[ti].n, reg, nreg, box);
+            continue;
+        }
+        if (dict_at[ti] == dict_at[ti + 1]) continue;
         const nm_cell_rect o = own_rect(t);
-        for (uint32_t k = 0; k < n; k++) {
-            if (rids[k] >= nr || (only != UINT32_MAX && rids[k] != only)) continue;
-            dict[nd++] = rids[k];
-            nm_cell_rect *e = &ext[rids[k]];
+        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1]; q++) {
+            nm_cell_rect *e = &ext[dict[q]];
             if (o.x0 < e->x0) e->x0 = o.x0;
             if (o.y0 < e->y0) e->y0 = o.y0;
             if (o.x1 > e->x1) e->x1 = o.x1;
             if (o.y1 > e->y1) e->y1 = o.y1;
         }
-        if (nd > dict_at[ti]) cand[nc++] = (bbox_tile){0, ti};
+        cand[nc++] = (bbox_tile){0, ti};
     }
-    if (dict_at) dict_at[z->tile_count] = (uint32_t)nd;
     for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
         const uint32_t ti = cand[k].ti;
         const nm_cell_rect o = own_rect(&z->tiles[ti]);
@@ -333,13 +382,14 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
         cand[k].edge = d;
     }
     if (rc == NM_OK) qsort(cand, nc, sizeof *cand, cmp_bbox_tile);
+    /* 4. outer tiles first, each while it can widen a box */
     for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
         const uint32_t ti = cand[k].ti;
         const nm_bgrd_tile *t = &z->tiles[ti];
         const nm_cell_rect o = own_rect(t);
         bool widens = false; /* the own rectangle outside the box of a region the tile names */
         for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1] && !widens; q++)
-            widens = nm_cell_rect_empty(&out[dict[q]]) || !nm_cell_rect_contains(&out[dict[q]], &o);
+            widens = nm_cell_rect_empty(&box[dict[q]]) || !nm_cell_rect_contains(&box[dict[q]], &o);
         if (!widens) continue;
         if (bcap < t->records) {
             nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
@@ -351,7 +401,15 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
             bcap = t->records;
         }
         if ((rc = nm_bgrd_decode_tile_fields(g, zone, ti, NM_BGRD_F_REGION, &s, buf, err))) break;
-        bboxes_add(z, t, buf, t->records, out);
+        bboxes_add(t, buf, t->records, reg, nreg, box);
+    }
+    if (rc == NM_OK) {
+        *reg_out = reg;
+        *box_out = box;
+        *nreg_out = nreg;
+    } else {
+        nm_free(reg);
+        nm_free(box);
     }
     nm_free(cand);
     nm_free(dict_at);
@@ -363,22 +421,25 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
     return rc;
 }
 
-int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, nm_cell_rect *out,
-                     nm_error *err)
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t **rids,
+                     nm_cell_rect **boxes, uint32_t *n, nm_error *err)
 {
+    *rids = NULL;
+    *boxes = NULL;
+    *n = 0;
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region boxes: no zone %u", zone);
-    return region_boxes(g, zone, views, UINT32_MAX, out, err);
+    return region_boxes(g, zone, views, UINT32_MAX, rids, boxes, n, err);
 }
 
 int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out, nm_error *err)
 {
     *out = (nm_cell_rect){0, 0, -1, -1};
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
-    if (rid > g->zones[zone].global_regions) return NM_OK; /* no record names it */
-    nm_cell_rect *all = (nm_cell_rect *)nm_malloc(((size_t)g->zones[zone].global_regions + 1) * sizeof *all);
-    if (!all) return nm_fail(err, NM_ERR_NOMEM, "region bbox: out of memory");
-    const int rc = region_boxes(g, zone, NULL, rid, all, err);
-    if (rc == NM_OK) *out = all[rid];
-    nm_free(all);
+    uint32_t *reg, n;
+    nm_cell_rect *box;
+    const int rc = region_boxes(g, zone, NULL, rid, &reg, &box, &n, err);
+    if (rc == NM_OK && n == 1) *out = box[0];
+    nm_free(reg);
+    nm_free(box);
     return rc;
 }

@@ -318,18 +318,37 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
     for (uint32_t t = 0; t < 70; t++) ids[t] = t;
     cr_assert_eq(nm_bgrd_view_tiles(&g, 0, ids, 70, NULL, NULL, 2, &ws, views, &err), NM_OK, "%s", err.msg);
     /* and without them (a zone too large for the tile cache): each tile's region field in turn;
-     * with some views: those tiles read, the others decoded */
-    for (int pass = 0; pass < 3; pass++) {
+     * with some views: those tiles read, the others decoded; last, a zone that declares 4 G regions
+     * (a corrupt or hostile directory): the boxes are sized by the regions the tiles name, so the
+     * same boxes come out (it fails when they are sized by the declared count: no memory) */
+    const uint32_t declared = g.zones[0].global_regions;
+    for (int pass = 0; pass < 4; pass++) {
+        if (pass == 3) g.zones[0].global_regions = UINT32_MAX - 1;
         for (uint32_t t = 0; pass == 2 && t < 70; t += 2) nm_bgrd_tile_view_free(&views[t]);
+        uint32_t *rids, n;
+        nm_cell_rect *boxes;
+        cr_assert_eq(nm_region_bboxes(&g, 0, pass == 1 || pass == 3 ? NULL : views, &rids, &boxes, &n, &err), NM_OK,
+                     "pass %d: %s", pass, err.msg);
         nm_cell_rect all[7];
-        cr_assert_eq(nm_region_bboxes(&g, 0, pass == 1 ? NULL : views, all, &err), NM_OK, "%s", err.msg);
+        for (uint32_t rid = 0; rid <= 6; rid++) all[rid] = (nm_cell_rect){0, 0, -1, -1};
+        for (uint32_t k = 0; k < n; k++) {
+            cr_assert_lt(rids[k], 7, "pass %d: region %u named", pass, rids[k]);
+            cr_expect(k == 0 || rids[k] > rids[k - 1], "pass %d: regions ascending", pass);
+            all[rids[k]] = boxes[k];
+        }
         for (uint32_t rid = 0; rid <= 6; rid++)
             cr_expect(nm_cell_rect_equal(&all[rid], &want[rid]) || (nm_cell_rect_empty(&all[rid]) && nm_cell_rect_empty(&want[rid])),
                       "pass %d, region %u: (%lld, %lld)-(%lld, %lld), a whole decode gives (%lld, %lld)-(%lld, %lld)",
                       pass, rid, (long long)all[rid].x0, (long long)all[rid].y0, (long long)all[rid].x1,
                       (long long)all[rid].y1, (long long)want[rid].x0, (long long)want[rid].y0,
                       (long long)want[rid].x1, (long long)want[rid].y1);
+        nm_free(rids);
+        nm_free(boxes);
+        nm_cell_rect one;
+        cr_assert_eq(nm_region_bbox(&g, 0, 3, &one, &err), NM_OK, "pass %d: %s", pass, err.msg);
+        cr_expect(nm_cell_rect_equal(&one, &want[3]), "pass %d: region 3 alone", pass);
     }
+    g.zones[0].global_regions = declared;
     for (uint32_t t = 0; t < 70; t++) nm_bgrd_tile_view_free(&views[t]);
     nm_bgrd_out_free(&ws);
     nm_bgrd_scratch_free(&s);
