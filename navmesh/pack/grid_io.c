@@ -514,7 +514,7 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     const uint8_t *pf[NM_BGRD_FIELDS], *endf[NM_BGRD_FIELDS];
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
         pf[f] = s->stream[3 + f].p;
-        endf[f] = pf[f] + got[3 + f];
+        endf[f] = got[3 + f] ? pf[f] + got[3 + f] : pf[f]; /* a skipped field: p may be NULL */
     }
     uint32_t l0 = 0;
     if (want == NM_BGRD_ALL_FIELDS) {

@@ -1,6 +1,6 @@
 /* fuzz_bgrd.c — fuzz target for the BGRD v3 reader (design article 格图段): parse a section, then
- * decode every tile of every zone (rectangle decode over the union of tile windows, and the
- * region-only fast path). Any input must give NM_OK or an error; never a crash, a hang or an
+ * decode every tile of every zone (rectangle decode over the union of tile windows, the
+ * region-only fast path, and every region's bounding box as warm makes them). Any input must give NM_OK or an error; never a crash, a hang or an
  * out-of-bounds read.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. Built with NM_FUZZ_STANDALONE it is
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pack/grid_io.h"
+#include "route/route.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,6 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (x0 < x1 && y0 < y1 && (x1 - x0) * (y1 - y0) <= 4000000)
             (void)nm_bgrd_decode_rect(&g, z, (int32_t)x0, (int32_t)y0, (int32_t)x1, (int32_t)y1, NULL, 2,
                                       &out, &e);
+        uint32_t *rids, n;
+        nm_cell_rect *boxes;
+        if (nm_region_bboxes(&g, z, NULL, &rids, &boxes, &n, &e) == NM_OK) {
+            nm_free(rids);
+            nm_free(boxes);
+        }
     }
     nm_bgrd_scratch_free(&s);
     nm_bgrd_out_free(&out);
