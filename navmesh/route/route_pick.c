@@ -217,7 +217,8 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
 
 /* 类的包围盒: a region's box is the least rectangle of its own cells over the zone's tiles. */
 typedef struct bbox_tile {
-    int64_t edge; /* cells from the tile's own rectangle to the outside of the candidates' extent */
+    int64_t edge; /* cells from the tile's own rectangle to the outside of the tile extent of a
+                     region it names (the least over those regions) */
     uint32_t ti;
 } bbox_tile;
 
@@ -279,6 +280,49 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* 1. Every tile's dictionary, those of region `only` (UINT32_MAX: all): (*dict)[dict_at[t] ..
+ * dict_at[t + 1]) for tile t, *nd entries in all (dict_at: tile_count + 1 entries). */
+static int dictionaries(const nm_bgrd *g, uint32_t zone, uint32_t only, nm_bgrd_scratch *s, uint32_t *dict_at,
+                        uint32_t **dict, size_t *nd, nm_error *err)
+{
+    const nm_bgrd_zone *z = &g->zones[zone];
+    uint32_t *rids = NULL;
+    size_t cap = 0, dcap = 0;
+    int rc = NM_OK;
+    *nd = 0;
+    for (uint32_t ti = 0; rc == NM_OK && ti < z->tile_count; ti++) {
+        const nm_bgrd_tile *t = &z->tiles[ti];
+        dict_at[ti] = (uint32_t)*nd;
+        if (t->records == 0) continue;
+        if (cap < t->records) {
+            uint32_t *nrids = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nrids);
+            if (!nrids) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+                break;
+            }
+            rids = nrids;
+            cap = t->records;
+        }
+        uint32_t n = 0;
+        if ((rc = nm_bgrd_tile_regions(g, zone, ti, s, rids, &n, err))) break;
+        if (*nd + n > dcap) {
+            const size_t ncap = (*nd + n) * 2;
+            uint32_t *nd2 = (uint32_t *)nm_realloc(*dict, ncap * sizeof *nd2);
+            if (!nd2) {
+                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
+                break;
+            }
+            *dict = nd2;
+            dcap = ncap;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            if (only == UINT32_MAX || rids[k] == only) (*dict)[(*nd)++] = rids[k];
+    }
+    dict_at[z->tile_count] = (uint32_t)*nd;
+    nm_free(rids);
+    return rc;
+}
+
 /* The boxes of region `only` (UINT32_MAX: of every region the tiles' dictionaries name):
  * (*reg)[k] ascending and (*box)[k], *nreg of them. Sized by the regions named, not by the zone's
  * declared global_regions. The tiles no view holds are taken outer ones first (by the least
@@ -296,42 +340,13 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
     nm_grid_rec *buf = NULL;
-    uint32_t *rids = NULL, *dict = NULL, *reg = NULL, nc = 0, nreg = 0;
+    uint32_t *dict = NULL, *reg = NULL, nc = 0, nreg = 0;
     nm_cell_rect *ext = NULL, *box = NULL;
-    size_t cap = 0, bcap = 0, nd = 0, dcap = 0;
+    size_t bcap = 0, nd = 0;
     bbox_tile *cand = (bbox_tile *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *cand);
     uint32_t *dict_at = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *dict_at);
-    int rc = cand && dict_at ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
-    /* 1. every tile's dictionary: dict[dict_at[ti] .. dict_at[ti + 1]) (rids, then indices) */
-    for (uint32_t ti = 0; rc == NM_OK && ti < z->tile_count; ti++) {
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        dict_at[ti] = (uint32_t)nd;
-        if (t->records == 0) continue;
-        if (cap < t->records) {
-            uint32_t *nrids = (uint32_t *)nm_realloc(rids, (size_t)t->records * sizeof *nrids);
-            if (!nrids) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
-                break;
-            }
-            rids = nrids;
-            cap = t->records;
-        }
-        uint32_t n = 0;
-        if ((rc = nm_bgrd_tile_regions(g, zone, ti, &s, rids, &n, err))) break;
-        if (nd + n > dcap) {
-            const size_t ncap = (nd + n) * 2;
-            uint32_t *nd2 = (uint32_t *)nm_realloc(dict, ncap * sizeof *nd2);
-            if (!nd2) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
-                break;
-            }
-            dict = nd2;
-            dcap = ncap;
-        }
-        for (uint32_t k = 0; k < n; k++)
-            if (only == UINT32_MAX || rids[k] == only) dict[nd++] = rids[k];
-    }
-    if (dict_at) dict_at[z->tile_count] = (uint32_t)nd;
+    int rc = cand && dict_at ? dictionaries(g, zone, only, &s, dict_at, &dict, &nd, err)
+                             : nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
     /* 2. the regions named, and each dictionary entry as its region's index */
     if (rc == NM_OK) {
         reg = (uint32_t *)nm_malloc((nd ? nd : 1) * sizeof *reg);
@@ -415,7 +430,6 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
     nm_free(dict_at);
     nm_free(ext);
     nm_free(dict);
-    nm_free(rids);
     nm_free(buf);
     nm_bgrd_scratch_free(&s);
     return rc;
