@@ -80,19 +80,50 @@ int nm_window_frame_px(double x0, double y0, double x1, double y1, nm_window_req
     return NM_OK;
 }
 
+/* Where the horizontal line through y crosses edge (i, j) of the ring, when it does: the x both
+ * tests below compare against. */
+static inline bool ring_crossing(const nm_nogo_poly *p, uint32_t i, uint32_t j, double y, double *xc)
+{
+    const double xi = p->xy[2 * i], yi = p->xy[2 * i + 1];
+    const double xj = p->xy[2 * j], yj = p->xy[2 * j + 1];
+    if ((yi > y) == (yj > y)) return false;
+    *xc = xj + (y - yj) * (xi - xj) / (yi - yj);
+    return true;
+}
+
 /* Even-odd rule: a self-crossing hand-drawn ring still has a definite inside. */
 bool nm_nogo_poly_contains(const nm_nogo_poly *p, double x, double y)
 {
     bool in = false;
-    for (uint32_t i = 0, j = p->n - 1; i < p->n; j = i++) {
-        double xi = p->xy[2 * i], yi = p->xy[2 * i + 1];
-        double xj = p->xy[2 * j], yj = p->xy[2 * j + 1];
-        if ((yi > y) != (yj > y)) {
-            double xc = xj + (y - yj) * (xi - xj) / (yi - yj);
-            if (x < xc) in = !in;
-        }
-    }
+    double xc;
+    for (uint32_t i = 0, j = p->n - 1; i < p->n; j = i++)
+        if (ring_crossing(p, i, j, y, &xc) && x < xc) in = !in;
     return in;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void nm_nogo_poly_row(const nm_nogo_poly *p, double y, double x0, double cs, int64_t i0, int64_t i1,
+                      double *xs, uint8_t *in)
+{
+    size_t m = 0;
+    double xc;
+    for (uint32_t i = 0, j = p->n - 1; i < p->n; j = i++)
+        if (ring_crossing(p, i, j, y, &xc) && xc == xc) /* x < NaN never holds */
+            xs[m++] = xc;
+    qsort(xs, m, sizeof *xs, cmp_double);
+    /* the centres rise with i (a rounded sum of x0 and an exact product), so the crossings at or
+     * left of a centre are a prefix of xs that only grows */
+    size_t k = 0;
+    for (int64_t i = i0; i <= i1; i++) {
+        const double cx = x0 + ((double)i + 0.5) * cs;
+        while (k < m && !(cx < xs[k])) k++;
+        in[i - i0] = (uint8_t)((m - k) & 1u);
+    }
 }
 
 /* Effective record after FOPN (解码瓦片 step 6): only non-Core records are looked up; a hit ORs
@@ -843,13 +874,22 @@ static int step6_select_walls(wbuild *b, nm_error *err)
 }
 
 /* Cells of the rectangle [x0, x1] x [y0, y1] px clipped to the window; false when empty. */
+/* floor(v) as a cell number, clamped to [-1, n] before the conversion (a polygon's vertex may
+ * lie anywhere a double reaches, and a double beyond int64_t does not convert). */
+static int64_t cell_floor(double v, int64_t n)
+{
+    if (!(v > -1.0)) return -1;
+    if (v >= (double)n) return n;
+    return (int64_t)floor(v);
+}
+
 static bool clip_cells(const nm_window *w, double x0, double y0, double x1, double y1, int64_t *i0,
                        int64_t *j0, int64_t *i1, int64_t *j1)
 {
-    *i0 = (int64_t)floor((x0 - w->win.x0) / NM_kCS);
-    *i1 = (int64_t)floor((x1 - w->win.x0) / NM_kCS);
-    *j0 = (int64_t)floor((y0 - w->win.y0) / NM_kCS);
-    *j1 = (int64_t)floor((y1 - w->win.y0) / NM_kCS);
+    *i0 = cell_floor((x0 - w->win.x0) / NM_kCS, w->win.nx);
+    *i1 = cell_floor((x1 - w->win.x0) / NM_kCS, w->win.nx);
+    *j0 = cell_floor((y0 - w->win.y0) / NM_kCS, w->win.ny);
+    *j1 = cell_floor((y1 - w->win.y0) / NM_kCS, w->win.ny);
     if (*i0 < 0) *i0 = 0;
     if (*j0 < 0) *j0 = 0;
     if (*i1 >= w->win.nx) *i1 = w->win.nx - 1;
@@ -864,18 +904,21 @@ static void stamp_nogo(wbuild *b, size_t c)
     b->w->nogo_cells++;
 }
 
-/* 建窗 step 7: authored no-go polygons (even-odd, cell-centre test). A polygon drawn on a floor
- * stamps only cells whose lh (the highest non-Ghost height of the region there) lies in the floor
- * band; lh is read from the span vector, one row of the polygon's box at a time, so no per-cell
- * layer is held for it. */
+/* 建窗 step 7: authored no-go polygons (even-odd, cell-centre test), a row of the polygon's box at
+ * a time (nm_nogo_poly_row). A polygon drawn on a floor stamps only cells whose lh (the highest
+ * non-Ghost height of the region there) lies in the floor band; lh is read from the span vector
+ * one row of the box at a time, so no per-cell layer is held for it. */
 static int step7_nogo_polys(wbuild *b, nm_error *err)
 {
     const nm_window_request *req = b->req;
     nm_window *w = b->w;
     const nm_span_table *t = &w->spans;
-    float *lh = NULL; /* one row of the box */
-    size_t lh_bytes = 0;
-    for (uint32_t p = 0; p < req->npolys; p++) {
+    float *lh = NULL;   /* one row of the box */
+    uint8_t *in = NULL; /* one row of the box: inside the ring */
+    double *xs = NULL;  /* a row's crossings of the ring */
+    size_t lh_bytes = 0, in_bytes = 0, xs_bytes = 0;
+    int rc = NM_OK;
+    for (uint32_t p = 0; p < req->npolys && rc == NM_OK; p++) {
         const nm_nogo_poly *pg = &req->polys[p];
         if (!pg->xy || pg->n < 3) continue;
         double lx = pg->xy[0], hx = lx, ly = pg->xy[1], hy = ly;
@@ -887,11 +930,25 @@ static int step7_nogo_polys(wbuild *b, nm_error *err)
         }
         int64_t i0, j0, i1, j1;
         if (!clip_cells(w, lx, ly, hx, hy, &i0, &j0, &i1, &j1)) continue;
-        if (pg->banded && (size_t)(i1 - i0 + 1) * sizeof(float) > lh_bytes) {
+        const size_t width = (size_t)(i1 - i0 + 1);
+        if (pg->banded && width * sizeof(float) > lh_bytes) {
             wrelease(b->m, (void **)&lh, lh_bytes);
-            lh_bytes = (size_t)(i1 - i0 + 1) * sizeof(float);
+            lh_bytes = width * sizeof(float);
             lh = (float *)walloc(b->m, lh_bytes, 1);
-            if (!lh) return nm_fail(err, NM_ERR_NOMEM, "window step 7: out of memory");
+        }
+        if (width > in_bytes) {
+            wrelease(b->m, (void **)&in, in_bytes);
+            in_bytes = width;
+            in = (uint8_t *)walloc(b->m, in_bytes, 1);
+        }
+        if ((size_t)pg->n * sizeof(double) > xs_bytes) {
+            wrelease(b->m, (void **)&xs, xs_bytes);
+            xs_bytes = (size_t)pg->n * sizeof(double);
+            xs = (double *)walloc(b->m, xs_bytes, 1);
+        }
+        if ((pg->banded && !lh) || !in || !xs) {
+            rc = nm_fail(err, NM_ERR_NOMEM, "window step 7: out of memory");
+            break;
         }
         for (int64_t j = j0; j <= j1; j++) {
             size_t row = (size_t)j * (size_t)w->win.nx;
@@ -904,21 +961,23 @@ static int step7_nogo_polys(wbuild *b, nm_error *err)
                         t->sp_h[k] > lh[t->sp_cell[k] - row - (size_t)i0])
                         lh[t->sp_cell[k] - row - (size_t)i0] = t->sp_h[k];
             }
+            nm_nogo_poly_row(pg, w->win.y0 + ((double)j + 0.5) * NM_kCS, w->win.x0, NM_kCS, i0, i1, xs, in);
             for (int64_t i = i0; i <= i1; i++) {
+                if (!in[i - i0]) continue;
                 if (pg->banded && !(lh[i - i0] > NM_kFloorYValidMin &&
                                     fabs((double)lh[i - i0] - pg->floor_y) <= NM_kBaseNavFloorBand))
                     continue;
-                double cx = w->win.x0 + ((double)i + 0.5) * NM_kCS;
-                double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS;
-                if (nm_nogo_poly_contains(pg, cx, cy)) stamp_nogo(b, row + (size_t)i);
+                stamp_nogo(b, row + (size_t)i);
             }
         }
     }
+    wrelease(b->m, (void **)&in, in_bytes);
+    wrelease(b->m, (void **)&xs, xs_bytes);
     if (lh) {
         wrelease(b->m, (void **)&lh, lh_bytes);
         w->free_step[NM_WTMP_LH] = 7;
     }
-    return NM_OK;
+    return rc;
 }
 
 /* 建窗 step 8: runtime discs, by planar distance only. */

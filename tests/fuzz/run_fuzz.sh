@@ -18,6 +18,7 @@ fi
 # target:corpus-dir pairs (relative to the source tree)
 targets="fuzz_pack:tests/fuzz/corpus/pack
 fuzz_occluder:tests/occluder/corpus
+fuzz_nogo:tests/route/corpus/nogo
 fuzz_bgrd:tests/gridio/corpus/bgrd
 fuzz_bnvf:tests/gridio/corpus/bnvf
 fuzz_bake:tests/bake/corpus

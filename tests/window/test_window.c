@@ -201,6 +201,114 @@ Test(window, authored_polygon_is_even_odd_and_zeroes_core_lay_dist)
     cr_expect(nm_nogo_poly_contains(&ps, 0, 8));
 }
 
+/* A small deterministic generator for the ring tests. */
+static uint64_t g_lcg;
+static uint32_t lcg(void)
+{
+    g_lcg = g_lcg * 6364136223846793005u + 1442695040888963407u;
+    return (uint32_t)(g_lcg >> 33);
+}
+
+/* A ring coordinate near base: mostly on eighths of a cell (so vertices sit on cell-centre rows
+ * and columns and edges run along them), sometimes anywhere, now and then astronomically far. */
+static double ring_coord(double base, double span)
+{
+    const uint32_t kind = lcg() % 16;
+    if (kind == 0) return (lcg() & 1 ? 1.0 : -1.0) * (lcg() & 1 ? 1e150 : 1e300);
+    if (kind < 5) return base + span * (double)lcg() / 4294967296.0;
+    return base + (double)(lcg() % (uint32_t)(span / 0.03125 + 1)) * 0.03125;
+}
+
+static uint32_t random_ring(double *xy, uint32_t cap, double bx, double by, double span)
+{
+    const uint32_t n = 3 + lcg() % (cap - 2);
+    for (uint32_t k = 0; k < n; k++) {
+        if (k && lcg() % 8 == 0) { /* a repeated point or a horizontal edge */
+            xy[2 * k] = lcg() & 1 ? xy[2 * k - 2] : ring_coord(bx, span);
+            xy[2 * k + 1] = xy[2 * k - 1];
+            continue;
+        }
+        xy[2 * k] = ring_coord(bx, span);
+        xy[2 * k + 1] = ring_coord(by, span);
+    }
+    return n;
+}
+
+/* nm_nogo_poly_row gives, a row at a time, every answer nm_nogo_poly_contains gives per point:
+ * self-crossing rings, repeated points, edges along a row of centres, vertices far enough for
+ * the crossing's arithmetic to overflow, origins far from the ring. */
+Test(window, a_ring_s_row_of_answers_is_the_per_point_test_s)
+{
+    g_lcg = 7;
+    double xy[2 * 40], xs[40];
+    uint8_t in[64];
+    const double origins[3] = {GX0 * 0.25, -1e6 - 0.3, 3.3};
+    size_t inside = 0, cells = 0;
+    for (int r = 0; r < 3000; r++) {
+        const nm_nogo_poly p = {xy, random_ring(xy, 40, GX0 * 0.25 - 1.0, GY0 * 0.25 - 1.0, 12.0), false, 0.0, NULL};
+        for (int q = 0; q < 16; q++) {
+            const double x0 = origins[q % 3];
+            /* rows through centres, through a vertex, anywhere */
+            const double y = q < 8 ? GY0 * 0.25 + ((double)(q % 8) * 5 + 0.5) * 0.25
+                                   : q < 12 ? xy[2 * (lcg() % p.n) + 1] : ring_coord(GY0 * 0.25 - 1.0, 12.0);
+            const int64_t i0 = (x0 == 3.3 ? 80 : x0 < 0 ? 4000000 : -4) + (int64_t)(lcg() % 16);
+            nm_nogo_poly_row(&p, y, x0, 0.25, i0, i0 + 63, xs, in);
+            for (int64_t i = i0; i <= i0 + 63; i++) {
+                const bool want = nm_nogo_poly_contains(&p, x0 + ((double)i + 0.5) * 0.25, y);
+                cr_assert_eq(in[i - i0], want, "ring %d row %d cell %lld", r, q, (long long)i);
+                inside += want;
+                cells++;
+            }
+        }
+    }
+    cr_expect_gt(inside, cells / 50, "rings that hold centres: %zu of %zu", inside, cells);
+    cr_expect_lt(inside, cells / 2);
+}
+
+/* 建窗 step 7 stamps exactly the cells whose centre the ring holds, whatever the ring; a ring with
+ * vertices far outside the window (1e150 px) covers it whole (their cell numbers do not fit an
+ * integer: the box is clamped before it is converted). */
+Test(window, step_7_stamps_the_cells_whose_centre_the_ring_holds)
+{
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    uint8_t core0[NX * NY];
+    memcpy(core0, w.core, sizeof core0);
+    const double x0 = w.win.x0, y0 = w.win.y0;
+    nm_window_free(&w);
+    g_lcg = 11;
+    double xy[2 * 24];
+    nm_nogo_poly p = {xy, 0, false, 0.0, NULL};
+    F.req.polys = &p;
+    F.req.npolys = 1;
+    uint32_t stamped_any = 0;
+    for (int r = 0; r < 300; r++) {
+        p.n = random_ring(xy, 24, x0 - 0.5, y0 - 0.5, 3.0);
+        cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+        uint32_t want_n = 0;
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                const uint32_t c = cellno(i, j);
+                const bool want = nm_nogo_poly_contains(&p, x0 + (i + 0.5) * 0.25, y0 + (j + 0.5) * 0.25);
+                want_n += want;
+                if (want)
+                    cr_assert(w.core[c] == 0 && w.lay[c] == 0 && w.dist[c] == 0.0f, "ring %d cell %d,%d", r, i, j);
+                else
+                    cr_assert_eq(w.core[c], core0[c], "ring %d cell %d,%d", r, i, j);
+            }
+        cr_assert_eq(w.nogo_cells, want_n, "ring %d", r);
+        stamped_any += want_n > 0;
+        nm_window_free(&w);
+    }
+    cr_expect_gt(stamped_any, 30);
+    const double far[6] = {-1e150, -1e150, 1e150, -1e150, 0.0, 1e150};
+    p = (nm_nogo_poly){far, 3, false, 0.0, "far"};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    cr_expect_eq(w.nogo_cells, NX * NY, "a ring around the whole window stamps every cell");
+    nm_window_free(&w);
+}
+
 Test(window, tier_polygon_stamps_only_cells_within_the_floor_band)
 {
     /* raise column (5,2) to 20 m: a polygon on floor 0 must leave it */
