@@ -4,6 +4,7 @@
  * closure, wall selection and the release order of the temporaries. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -265,48 +266,65 @@ Test(window, a_ring_s_row_of_answers_is_the_per_point_test_s)
     cr_expect_lt(inside, cells / 2);
 }
 
+/* The fixture's window without stamps: its core layer and its origin. */
+static void unstamped(uint8_t core0[NX * NY], double *x0, double *y0)
+{
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    memcpy(core0, w.core, NX * NY);
+    *x0 = w.win.x0;
+    *y0 = w.win.y0;
+    nm_window_free(&w);
+}
+
+/* Builds the window with F.req's polygons and discs and checks that exactly the cells want[]
+ * names are stamped (core, lay and clearance 0), each once; returns how many. */
+static uint32_t check_stamps(const uint8_t *core0, const bool *want, int set)
+{
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < NX * NY; c++) {
+        n += want[c];
+        if (want[c])
+            cr_assert(w.core[c] == 0 && w.lay[c] == 0 && w.dist[c] == 0.0f, "set %d cell %u", set, c);
+        else
+            cr_assert_eq(w.core[c], core0[c], "set %d cell %u", set, c);
+    }
+    cr_assert_eq(w.nogo_cells, n, "set %d: each cell stamped once", set);
+    nm_window_free(&w);
+    return n;
+}
+
 /* 建窗 step 7 stamps exactly the cells whose centre the ring holds, whatever the ring; a ring with
  * vertices far outside the window (1e150 px) covers it whole (their cell numbers do not fit an
  * integer: the box is clamped before it is converted). */
 Test(window, step_7_stamps_the_cells_whose_centre_the_ring_holds)
 {
-    nm_window w;
-    nm_error err = {0};
-    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
     uint8_t core0[NX * NY];
-    memcpy(core0, w.core, sizeof core0);
-    const double x0 = w.win.x0, y0 = w.win.y0;
-    nm_window_free(&w);
+    double x0, y0;
+    unstamped(core0, &x0, &y0);
     g_lcg = 11;
     double xy[2 * 24];
     nm_nogo_poly p = {xy, 0, false, 0.0, NULL};
     F.req.polys = &p;
     F.req.npolys = 1;
+    bool want[NX * NY];
     uint32_t stamped_any = 0;
     for (int r = 0; r < 300; r++) {
         p.n = random_ring(xy, 24, x0 - 0.5, y0 - 0.5, 3.0);
-        cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
-        uint32_t want_n = 0;
         for (int j = 0; j < NY; j++)
-            for (int i = 0; i < NX; i++) {
-                const uint32_t c = cellno(i, j);
-                const bool want = nm_nogo_poly_contains(&p, x0 + (i + 0.5) * 0.25, y0 + (j + 0.5) * 0.25);
-                want_n += want;
-                if (want)
-                    cr_assert(w.core[c] == 0 && w.lay[c] == 0 && w.dist[c] == 0.0f, "ring %d cell %d,%d", r, i, j);
-                else
-                    cr_assert_eq(w.core[c], core0[c], "ring %d cell %d,%d", r, i, j);
-            }
-        cr_assert_eq(w.nogo_cells, want_n, "ring %d", r);
-        stamped_any += want_n > 0;
-        nm_window_free(&w);
+            for (int i = 0; i < NX; i++)
+                want[cellno(i, j)] = nm_nogo_poly_contains(&p, x0 + (i + 0.5) * 0.25, y0 + (j + 0.5) * 0.25);
+        stamped_any += check_stamps(core0, want, r) > 0;
     }
     cr_expect_gt(stamped_any, 30);
     const double far[6] = {-1e150, -1e150, 1e150, -1e150, 0.0, 1e150};
     p = (nm_nogo_poly){far, 3, false, 0.0, "far"};
-    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
-    cr_expect_eq(w.nogo_cells, NX * NY, "a ring around the whole window stamps every cell");
-    nm_window_free(&w);
+    for (uint32_t c = 0; c < NX * NY; c++) want[c] = true;
+    cr_expect_eq(check_stamps(core0, want, -1), NX * NY, "a ring around the whole window stamps every cell");
 }
 
 Test(window, tier_polygon_stamps_only_cells_within_the_floor_band)
@@ -350,6 +368,62 @@ Test(window, runtime_disc_stamps_by_planar_distance)
     cr_expect_eq(w.lay[cellno(4, 4)], 1);
     cr_expect_eq(w.nogo_cells, 5);
     nm_window_free(&w);
+}
+
+/* The disc test of 建窗 step 8, per cell: inside the disc's box (in cells, as the window rounds
+ * it), and the centre's planar distance (whose squares overflow for far discs: the box decides
+ * there). */
+static bool disc_holds_cell(const nm_nogo_disc *d, double x0, double y0, int i, int j)
+{
+    if ((double)i < floor((d->x - d->r - x0) / 0.25) || (double)i > floor((d->x + d->r - x0) / 0.25) ||
+        (double)j < floor((d->y - d->r - y0) / 0.25) || (double)j > floor((d->y + d->r - y0) / 0.25))
+        return false;
+    const double cx = x0 + (i + 0.5) * 0.25 - d->x, cy = y0 + (j + 0.5) * 0.25 - d->y;
+    return !(cx * cx + cy * cy > d->r * d->r);
+}
+
+/* Step 8 stamps, once each, exactly the cells whose centre some disc holds, for discs on cell
+ * centres and edges, anywhere, far away, of radius 0, tiny, or large enough for the squares to
+ * overflow; thousands of discs over the whole window stamp each cell once. */
+Test(window, step_8_stamps_once_the_cells_some_disc_holds)
+{
+    uint8_t core0[NX * NY];
+    double x0, y0;
+    unstamped(core0, &x0, &y0);
+    g_lcg = 13;
+    nm_nogo_disc d[6];
+    const double radii[6] = {0.0, 1e154, 1e200, 1e308, 0.125, 0.26};
+    bool want[NX * NY];
+    uint32_t partial = 0;
+    for (int r = 0; r < 400; r++) {
+        const uint32_t n = 1 + lcg() % 6;
+        for (uint32_t k = 0; k < n; k++) {
+            d[k].x = ring_coord(x0 - 0.5, 3.0);
+            d[k].y = ring_coord(y0 - 0.5, 2.5);
+            const uint32_t kind = lcg() % 8;
+            d[k].r = kind < 6 && lcg() % 4 == 0 ? radii[kind] : (double)(lcg() % 40) * 0.03125;
+        }
+        F.req.discs = d;
+        F.req.ndiscs = n;
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                bool in = false;
+                for (uint32_t k = 0; k < n; k++) in = in || disc_holds_cell(&d[k], x0, y0, i, j);
+                want[cellno(i, j)] = in;
+            }
+        const uint32_t got = check_stamps(core0, want, r);
+        partial += got > 0 && got < NX * NY;
+    }
+    cr_expect_gt(partial, 100);
+    enum { MANY = 5000 };
+    nm_nogo_disc *many = malloc(MANY * sizeof *many);
+    cr_assert_not_null(many);
+    for (int k = 0; k < MANY; k++) many[k] = (nm_nogo_disc){x0 - 1000.0, y0 - 1000.0 + 0.001 * k, 2000.0};
+    F.req.discs = many;
+    F.req.ndiscs = MANY;
+    for (uint32_t c = 0; c < NX * NY; c++) want[c] = true;
+    cr_expect_eq(check_stamps(core0, want, -1), NX * NY);
+    free(many);
 }
 
 Test(window, fopn_opens_a_dead_record_after_the_sealed_clearance)
