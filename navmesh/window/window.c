@@ -873,7 +873,6 @@ static int step6_select_walls(wbuild *b, nm_error *err)
     return NM_OK;
 }
 
-/* Cells of the rectangle [x0, x1] x [y0, y1] px clipped to the window; false when empty. */
 /* floor(v) as a cell number, clamped to [-1, n] before the conversion (a polygon's vertex may
  * lie anywhere a double reaches, and a double beyond int64_t does not convert). */
 static int64_t cell_floor(double v, int64_t n)
@@ -883,6 +882,7 @@ static int64_t cell_floor(double v, int64_t n)
     return (int64_t)floor(v);
 }
 
+/* Cells of the rectangle [x0, x1] x [y0, y1] px clipped to the window; false when empty. */
 static bool clip_cells(const nm_window *w, double x0, double y0, double x1, double y1, int64_t *i0,
                        int64_t *j0, int64_t *i1, int64_t *j1)
 {
@@ -1058,17 +1058,18 @@ static int step8_nogo_discs(wbuild *b, nm_error *err)
     int64_t jlo = w->win.ny, jhi = -1;
     for (uint32_t d = 0; d < req->ndiscs && rc == NM_OK; d++) {
         const nm_nogo_disc *dc = &req->discs[d];
-        int64_t *bx = &box[4 * (size_t)d];
-        bx[1] = 1;
+        int64_t *bx = &box[4 * (size_t)d], i0, j0, i1, j1;
+        bx[1] = 1; /* none until clipped */
         bx[3] = 0;
-        if (!(dc->r >= 0) || !isfinite(dc->x) || !isfinite(dc->y)) continue;
-        if (!clip_cells(w, dc->x - dc->r, dc->y - dc->r, dc->x + dc->r, dc->y + dc->r, &bx[0], &bx[1], &bx[2], &bx[3])) {
-            bx[1] = 1;
-            bx[3] = 0;
+        if (!(dc->r >= 0) || !isfinite(dc->x) || !isfinite(dc->y) ||
+            !clip_cells(w, dc->x - dc->r, dc->y - dc->r, dc->x + dc->r, dc->y + dc->r, &i0, &j0, &i1, &j1))
             continue;
-        }
-        if (bx[1] < jlo) jlo = bx[1];
-        if (bx[3] > jhi) jhi = bx[3];
+        bx[0] = i0;
+        bx[1] = j0;
+        bx[2] = i1;
+        bx[3] = j1;
+        if (j0 < jlo) jlo = j0;
+        if (j1 > jhi) jhi = j1;
     }
     for (int64_t j = jlo; j <= jhi && rc == NM_OK; j++) {
         size_t n = 0;
