@@ -873,23 +873,23 @@ static int step6_select_walls(wbuild *b, nm_error *err)
     return NM_OK;
 }
 
-/* floor(v) as a cell number, clamped to [-1, n] before the conversion (a polygon's vertex may
- * lie anywhere a double reaches, and a double beyond int64_t does not convert). */
-static int64_t cell_floor(double v, int64_t n)
+/* A double cell number clamped to [lo, hi] before it is converted (a polygon's vertex or a disc
+ * may lie anywhere a double reaches, and a double beyond int64_t does not convert). */
+static int64_t clamp_cell(double v, int64_t lo, int64_t hi)
 {
-    if (!(v > -1.0)) return -1;
-    if (v >= (double)n) return n;
-    return (int64_t)floor(v);
+    if (!(v >= (double)lo)) return lo;
+    if (v >= (double)hi) return hi;
+    return (int64_t)v;
 }
 
 /* Cells of the rectangle [x0, x1] x [y0, y1] px clipped to the window; false when empty. */
 static bool clip_cells(const nm_window *w, double x0, double y0, double x1, double y1, int64_t *i0,
                        int64_t *j0, int64_t *i1, int64_t *j1)
 {
-    *i0 = cell_floor((x0 - w->win.x0) / NM_kCS, w->win.nx);
-    *i1 = cell_floor((x1 - w->win.x0) / NM_kCS, w->win.nx);
-    *j0 = cell_floor((y0 - w->win.y0) / NM_kCS, w->win.ny);
-    *j1 = cell_floor((y1 - w->win.y0) / NM_kCS, w->win.ny);
+    *i0 = clamp_cell(floor((x0 - w->win.x0) / NM_kCS), -1, w->win.nx);
+    *i1 = clamp_cell(floor((x1 - w->win.x0) / NM_kCS), -1, w->win.nx);
+    *j0 = clamp_cell(floor((y0 - w->win.y0) / NM_kCS), -1, w->win.ny);
+    *j1 = clamp_cell(floor((y1 - w->win.y0) / NM_kCS), -1, w->win.ny);
     if (*i0 < 0) *i0 = 0;
     if (*j0 < 0) *j0 = 0;
     if (*i1 >= w->win.nx) *i1 = w->win.nx - 1;
@@ -988,14 +988,6 @@ static inline bool disc_holds(const nm_window *w, const nm_nogo_disc *d, int64_t
     return !(cx * cx + cy2 > d->r * d->r);
 }
 
-/* A double estimate of a cell number, clamped to [lo, hi] before it is converted. */
-static int64_t clamp_cell(double v, int64_t lo, int64_t hi)
-{
-    if (!(v >= (double)lo)) return lo;
-    if (v >= (double)hi) return hi;
-    return (int64_t)v;
-}
-
 /* The run [*lo, *hi] of the cells in [i0, i1] of a row that disc d holds; false when none. Along a
  * row the centres' squared distance to the disc's centre falls, then rises (rounding keeps that),
  * so they are one run around the cell nearest the centre's column. Its ends come from the square
@@ -1010,8 +1002,7 @@ static bool disc_run(const nm_window *w, const nm_nogo_disc *d, double cy2, int6
         return true;
     }
     const double ic = (d->x - w->win.x0) / NM_kCS - 0.5; /* the centre's column, in cells */
-    const int64_t s0 = clamp_cell(floor(ic + 0.5), i0, i1);
-    int64_t s = s0;
+    int64_t s = clamp_cell(floor(ic + 0.5), i0, i1); /* the cell nearest that column */
     if (!disc_holds(w, d, s, cy2)) {
         if (s > i0 && disc_holds(w, d, s - 1, cy2)) s--;
         else if (s < i1 && disc_holds(w, d, s + 1, cy2)) s++;
