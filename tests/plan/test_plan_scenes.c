@@ -93,6 +93,36 @@ Test(plan_scenes, bridge_deck_stays_on_deck_path_passes_under)
     pu_close(&W);
 }
 
+Test(plan_scenes, a_declared_deck_with_no_surface_names_its_end)
+{
+    /* 失败的情形: a declared deck with no surface within kDeckBand near its end fails with that
+     * end's code, never route_unreachable or internal: 12 m over the bridge scene, whose surfaces
+     * there are the path (0 m) and the deck (5 m). It fails when the start deck's failure is
+     * reported as the goal's or as a plain unreachable route. */
+    NEED_TOOLS();
+    pu_world W;
+    pu_bake_scene(&W, "bridge", NULL, 0);
+    nm_route_result r;
+    nm_route_request q = pu_req(&W, 30, 22, 30, 38);
+    q.start_deck_y = 12.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect_not(r.ok, "no surface at 12 m, yet a route");
+    cr_expect_eq(r.code, NM_ROUTE_START_DECK_UNREACHABLE, "%s: %s", nm_route_code_name(r.code), r.error);
+    cr_expect(strstr(r.error, "start deck") != NULL, "the error names the start deck: %s", r.error);
+    nm_route_result_free(&r);
+    q.start_deck_y = 5.0f; /* the deck itself: planned */
+    q.goal_deck_y = 12.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect_not(r.ok, "no surface at 12 m, yet a route");
+    cr_expect_eq(r.code, NM_ROUTE_TARGET_DECK_UNREACHABLE, "%s: %s", nm_route_code_name(r.code), r.error);
+    nm_route_result_free(&r);
+    q.goal_deck_y = 5.0f;
+    pu_plan_q(&W, &q, &r);
+    cr_expect(r.ok, "both decks on the deck: %s", r.error);
+    nm_route_result_free(&r);
+    pu_close(&W);
+}
+
 Test(plan_scenes, facade_is_not_climbed)
 {
     NEED_TOOLS();

@@ -1414,6 +1414,25 @@ static void expect_same_result(const nm_search_result *a, const nm_search_result
     expect_same_path(&a->base, &b->base, "baseline", leg);
     expect_same_path(&a->topo, &b->topo, "topology path", leg);
     expect_same_path(&a->final, &b->final, "final path", leg);
+    cr_assert_eq(a->chain.n, b->chain.n, "leg %d: parent chain", leg);
+    for (uint32_t k = 0; k < a->chain.n; k++)
+        cr_assert(a->chain.x[k] == b->chain.x[k] && a->chain.y[k] == b->chain.y[k] &&
+                      a->chain.h[k] == b->chain.h[k] && a->chain.span[k] == b->chain.span[k] &&
+                      a->chain.link[k] == b->chain.link[k],
+                  "leg %d: parent chain point %u", leg, k);
+    cr_assert(a->start_anchor == b->start_anchor && a->goal_anchor == b->goal_anchor &&
+                  a->snap_start == b->snap_start && a->snap_goal == b->snap_goal &&
+                  a->goal_cut_off == b->goal_cut_off,
+              "leg %d: anchors", leg);
+    cr_assert(a->facade_steps == b->facade_steps &&
+                  a->links_without_landing == b->links_without_landing,
+              "leg %d: end checks", leg);
+    cr_assert(a->has_gap == b->has_gap && (!a->has_gap || (a->gap_sx == b->gap_sx &&
+                                                           a->gap_sy == b->gap_sy &&
+                                                           a->gap_gx == b->gap_gx &&
+                                                           a->gap_gy == b->gap_gy &&
+                                                           a->gap_dist == b->gap_dist)),
+              "leg %d: gap", leg);
     cr_assert_eq(a->naccess, b->naccess, "leg %d: access cells", leg);
     for (uint32_t k = 0; k < a->naccess; k++)
         cr_assert_eq(a->access[k], b->access[k], "leg %d: access cell %u", leg, k);
