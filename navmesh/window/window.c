@@ -538,6 +538,7 @@ typedef struct fetched {
 } fetched;
 
 typedef struct fetch_job {
+    wbuild *b;
     wsource *s;
     fetched *f;
     int workers;
@@ -548,25 +549,6 @@ static nm_bnvf_keep tile_keep(const wsource *s, const wtile *t)
 {
     return (nm_bnvf_keep){(uint32_t)t->tnx, s->wgx0 + t->x0 - t->tgx0, s->wgx0 + t->x1 - t->tgx0,
                           s->wgy0 + t->y0 - t->tgy0, s->wgy0 + t->y1 - t->tgy0};
-}
-
-/* One tile's sidecar merge (a chunk: scratch by worker, as nm_parallel_chunks hands them out). */
-static int merge_one(void *ctx, size_t k)
-{
-    fetch_job *j = ctx;
-    fetched *f = &j->f[k];
-    const nm_bnvf_keep keep = tile_keep(j->s, f->t);
-    for (size_t r = 0; r < f->v.n; r++) {
-        const int64_t lx = f->v.own_recs[r].cell % f->t->tnx, ly = f->v.own_recs[r].cell / f->t->tnx;
-        f->nk += lx >= keep.x0 && lx < keep.x1 && ly >= keep.y0 && ly < keep.y1;
-    }
-    f->fl = nm_malloc((f->nk ? f->nk : 1) * sizeof *f->fl);
-    f->rc = f->fl ? nm_bnvf_merge_tile_kept(j->s->fields, j->s->zone, f->t->id, f->v.own_recs, f->v.n,
-                                            j->s->ws->scratch[k % (size_t)j->workers].fspn, &keep, f->fl,
-                                            &f->nf, &f->err)
-                  : nm_fail(&f->err, NM_ERR_NOMEM, "window step 5: tile %u: out of memory for %zu fields",
-                            f->t->id, f->nk);
-    return f->rc;
 }
 
 /* The records of a fetched tile in the window -> spans, written over the records already read (a
@@ -603,8 +585,31 @@ static void expand_fetched(wbuild *b, const wsource *s, fetched *f)
     f->v.own_recs = NULL; /* now t->sp */
 }
 
-/* Tiles need[0 .. n) decoded side by side (their records, then their sidecar merges), then
- * expanded into spans one by one in need's order. */
+/* One tile's sidecar merge and its expansion into the raster layers and its spans (a chunk:
+ * scratch by worker, as nm_parallel_chunks hands them out). The tiles of a batch own disjoint
+ * cells, so their expansions write disjoint bytes of the layers. */
+static int merge_one(void *ctx, size_t k)
+{
+    fetch_job *j = ctx;
+    fetched *f = &j->f[k];
+    const nm_bnvf_keep keep = tile_keep(j->s, f->t);
+    for (size_t r = 0; r < f->v.n; r++) {
+        const int64_t lx = f->v.own_recs[r].cell % f->t->tnx, ly = f->v.own_recs[r].cell / f->t->tnx;
+        f->nk += lx >= keep.x0 && lx < keep.x1 && ly >= keep.y0 && ly < keep.y1;
+    }
+    f->fl = nm_malloc((f->nk ? f->nk : 1) * sizeof *f->fl);
+    f->rc = f->fl ? nm_bnvf_merge_tile_kept(j->s->fields, j->s->zone, f->t->id, f->v.own_recs, f->v.n,
+                                            j->s->ws->scratch[k % (size_t)j->workers].fspn, &keep, f->fl,
+                                            &f->nf, &f->err)
+                  : nm_fail(&f->err, NM_ERR_NOMEM, "window step 5: tile %u: out of memory for %zu fields",
+                            f->t->id, f->nk);
+    if (f->rc == NM_OK)
+        expand_fetched(j->b, j->s, f);
+    return f->rc;
+}
+
+/* Tiles need[0 .. n) decoded side by side (their records), then merged with their sidecar
+ * fields and expanded into the layers and their spans side by side. */
 static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int workers, nm_error *err)
 {
     wmem *m = b->m;
@@ -624,7 +629,7 @@ static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int 
     }
     for (size_t k = 0; k < n; k++) f[k].v = v[k];
     if (n > 1) b->w->tiles_paired += (uint32_t)n;
-    fetch_job j = {s, f, workers};
+    fetch_job j = {b, s, f, workers};
     nm_parallel_chunks(n, workers, merge_one, &j);
     size_t vb = 0;
     for (size_t k = 0; k < n; k++) vb += f[k].v.n * sizeof(nm_grid_rec) + f[k].nk * sizeof(nm_span_fields);
@@ -637,10 +642,8 @@ static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int 
             nm_error_prefix(err, "window step 3");
         }
     for (size_t k = 0; k < n; k++) {
-        if (rc == NM_OK) {
-            expand_fetched(b, s, &f[k]);
+        if (rc == NM_OK)
             m->now += f[k].t->nsp * sizeof(wspan);
-        }
         nm_free(f[k].fl);
         nm_bgrd_tile_view_free(&f[k].v);
     }
