@@ -1,7 +1,10 @@
 /* fuzz_bnvf.c — fuzz target for the BNVF v2 sidecar reader (design article 旁包, 旁包校验): parse
  * and validate the input against a fixed tiny BGRD directory (built once with the writer), then
  * load every zone's FSCC / FWAL tables, walk reachFrom from every component, look walls up, and
- * decode the grid zone with the sidecar's columns merged. Any input must give NM_OK or an error.
+ * decode the grid zone with the sidecar's columns merged. A sidecar that passes goes on into what
+ * a plan makes of it: a window of each region over the whole zone (建窗, every column, link and
+ * open record of the sidecar read), and on each window built the searches of one leg across it.
+ * Any input must give NM_OK or an error.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. With seed_main.c it
  * is the seed writer: `gen_bnvf_seed --write-seed FILE` writes a sidecar that passes all six
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "pack/grid_io.h"
+#include "search/search.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +52,44 @@ static int fixed_grid(void)
     return g_ready;
 }
 
+/* The window of region rid over the whole zone (an apron of one cell), seeded at cell 0's span of
+ * that region (layer rid - 1 at 2 + 4 (rid - 1) m), and two legs in it: one the seed sidecar
+ * plans (zone cells (1, 0) -> (2, 1), through the topology and geometry layers) and one it cannot
+ * (to the far corner: the gap is located). The sidecar's columns reach the raster layers, its
+ * components the reach set, its links and opens the span table, and the searches read them all. */
+static void window_and_leg(const nm_bnvf *f, const nm_bnvf_zone_data *d, uint32_t rid)
+{
+    nm_window_request q;
+    memset(&q, 0, sizeof q);
+    q.grid = &g_grid;
+    q.fields = f;
+    q.fzone = d;
+    q.gx0 = -1;
+    q.gy0 = -1;
+    q.nx = FZ_W + 2;
+    q.ny = FZ_H + 2;
+    q.region = rid;
+    q.seed_h = 2.0 + 4.0 * (rid - 1);
+    q.workers = 1;
+    nm_window w;
+    nm_error e;
+    if (nm_window_build(&q, &w, &e) != NM_OK) return;
+    static const int legs[2][4] = {{1, 0, 2, 1}, {0, 0, FZ_W - 1, FZ_H - 1}}; /* zone cells */
+    for (int k = 0; k < 2; k++) {
+        nm_search_request r;
+        memset(&r, 0, sizeof r);
+        r.sx = (legs[k][0] + 1.5) * NM_kCS; /* window cell = zone cell + 1 */
+        r.sy = (legs[k][1] + 1.5) * NM_kCS;
+        r.gx = (legs[k][2] + 1.5) * NM_kCS;
+        r.gy = (legs[k][3] + 1.5) * NM_kCS;
+        r.h0 = q.seed_h;
+        r.workers = 1;
+        nm_search_result out;
+        if (nm_search_route_window(&w, &r, &out, &e) == NM_OK) nm_search_result_free(&out);
+    }
+    nm_window_free(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (fixed_grid() < 0) return 0;
@@ -72,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             bool kept;
             (void)nm_bnvf_wall_kept(&d, key, 1, &kept, &e);
         }
+        if (z == 0)
+            for (uint32_t rid = 1; rid <= 2; rid++) window_and_leg(&f, &d, rid);
         nm_bnvf_zone_data_free(&d);
     }
     nm_bgrd_out out = {0};
