@@ -52,10 +52,14 @@ static int fixed_grid(void)
     return g_ready;
 }
 
-/* The window of region rid over the whole zone (an apron of one cell), seeded at cell 0's span of
+/* Window cells around the zone: room (24 B a cell) for step 5 to decode two of the four tiles side
+ * by side on two workers. */
+enum { FZ_PAD = 8 };
+
+/* The window of region rid over the whole zone (FZ_PAD cells around it), seeded at cell 0's span of
  * that region (layer rid - 1 at 2 + 4 (rid - 1) m), and two legs in it: one the seed sidecar
- * plans (zone cells (1, 0) -> (2, 1), through the topology and geometry layers) and one it cannot
- * (to the far corner: the gap is located). The sidecar's columns reach the raster layers, its
+ * plans in region 1 (zone cells (4, 5) -> (6, 3), through the topology and geometry layers) and
+ * one it cannot (corner to corner: the gap is located). The sidecar's columns reach the raster layers, its
  * components the reach set, its links and opens the span table, and the searches read them all. */
 static void window_and_leg(const nm_bnvf *f, const nm_bnvf_zone_data *d, uint32_t rid)
 {
@@ -64,24 +68,24 @@ static void window_and_leg(const nm_bnvf *f, const nm_bnvf_zone_data *d, uint32_
     q.grid = &g_grid;
     q.fields = f;
     q.fzone = d;
-    q.gx0 = -1;
-    q.gy0 = -1;
-    q.nx = FZ_W + 2;
-    q.ny = FZ_H + 2;
+    q.gx0 = -FZ_PAD;
+    q.gy0 = -FZ_PAD;
+    q.nx = FZ_W + 2 * FZ_PAD;
+    q.ny = FZ_H + 2 * FZ_PAD;
     q.region = rid;
     q.seed_h = 2.0 + 4.0 * (rid - 1);
-    q.workers = 1;
+    q.workers = 2;
     nm_window w;
     nm_error e;
     if (nm_window_build(&q, &w, &e) != NM_OK) return;
-    static const int legs[2][4] = {{1, 0, 2, 1}, {0, 0, FZ_W - 1, FZ_H - 1}}; /* zone cells */
+    static const int legs[2][4] = {{4, 5, 6, 3}, {0, 0, FZ_W - 1, FZ_H - 1}}; /* zone cells */
     for (int k = 0; k < 2; k++) {
         nm_search_request r;
         memset(&r, 0, sizeof r);
-        r.sx = (legs[k][0] + 1.5) * NM_kCS; /* window cell = zone cell + 1 */
-        r.sy = (legs[k][1] + 1.5) * NM_kCS;
-        r.gx = (legs[k][2] + 1.5) * NM_kCS;
-        r.gy = (legs[k][3] + 1.5) * NM_kCS;
+        r.sx = (legs[k][0] + 0.5) * NM_kCS; /* px of the zone frame: the cell's centre */
+        r.sy = (legs[k][1] + 0.5) * NM_kCS;
+        r.gx = (legs[k][2] + 0.5) * NM_kCS;
+        r.gy = (legs[k][3] + 0.5) * NM_kCS;
         r.h0 = q.seed_h;
         r.workers = 1;
         nm_search_result out;
