@@ -41,6 +41,18 @@ static void wrelease(wmem *m, void **p, size_t bytes)
     }
 }
 
+/* A scratch row *p of *bytes grown to need bytes (zeroed, its contents not kept); false when out
+ * of memory. */
+static bool wgrow(wmem *m, void **p, size_t *bytes, size_t need)
+{
+    if (need > *bytes) {
+        wrelease(m, p, *bytes);
+        *p = walloc(m, need, 1);
+        *bytes = *p ? need : 0;
+    }
+    return *p != NULL;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -588,7 +600,7 @@ static void expand_fetched(wbuild *b, const wsource *s, fetched *f)
 /* One tile's sidecar merge and its expansion into the raster layers and its spans (a chunk:
  * scratch by worker, as nm_parallel_chunks hands them out). The tiles of a batch own disjoint
  * cells, so their expansions write disjoint bytes of the layers. */
-static int merge_one(void *ctx, size_t k)
+static int merge_expand_one(void *ctx, size_t k)
 {
     fetch_job *j = ctx;
     fetched *f = &j->f[k];
@@ -630,7 +642,7 @@ static int fetch_batch(wbuild *b, wsource *s, const size_t *need, size_t n, int 
     for (size_t k = 0; k < n; k++) f[k].v = v[k];
     if (n > 1) b->w->tiles_paired += (uint32_t)n;
     fetch_job j = {b, s, f, workers};
-    nm_parallel_chunks(n, workers, merge_one, &j);
+    nm_parallel_chunks(n, workers, merge_expand_one, &j);
     size_t vb = 0;
     for (size_t k = 0; k < n; k++) vb += f[k].v.n * sizeof(nm_grid_rec) + f[k].nk * sizeof(nm_span_fields);
     m->now += vb;
@@ -934,22 +946,9 @@ static int step7_nogo_polys(wbuild *b, nm_error *err)
         int64_t i0, j0, i1, j1;
         if (!clip_cells(w, lx, ly, hx, hy, &i0, &j0, &i1, &j1)) continue;
         const size_t width = (size_t)(i1 - i0 + 1);
-        if (pg->banded && width * sizeof(float) > lh_bytes) {
-            wrelease(b->m, (void **)&lh, lh_bytes);
-            lh_bytes = width * sizeof(float);
-            lh = (float *)walloc(b->m, lh_bytes, 1);
-        }
-        if (width > in_bytes) {
-            wrelease(b->m, (void **)&in, in_bytes);
-            in_bytes = width;
-            in = (uint8_t *)walloc(b->m, in_bytes, 1);
-        }
-        if ((size_t)pg->n * sizeof(double) > xs_bytes) {
-            wrelease(b->m, (void **)&xs, xs_bytes);
-            xs_bytes = (size_t)pg->n * sizeof(double);
-            xs = (double *)walloc(b->m, xs_bytes, 1);
-        }
-        if ((pg->banded && !lh) || !in || !xs) {
+        if ((pg->banded && !wgrow(b->m, (void **)&lh, &lh_bytes, width * sizeof(float))) ||
+            !wgrow(b->m, (void **)&in, &in_bytes, width) ||
+            !wgrow(b->m, (void **)&xs, &xs_bytes, (size_t)pg->n * sizeof(double))) {
             rc = nm_fail(err, NM_ERR_NOMEM, "window step 7: out of memory");
             break;
         }
@@ -1030,6 +1029,11 @@ typedef struct disc_cells {
     int64_t lo, hi;
 } disc_cells;
 
+/* A disc's box of cells clipped to the window; j0 > j1: none. */
+typedef struct disc_box {
+    int64_t i0, j0, i1, j1;
+} disc_box;
+
 static int cmp_run(const void *a, const void *b)
 {
     const int64_t x = ((const disc_cells *)a)->lo, y = ((const disc_cells *)b)->lo;
@@ -1044,34 +1048,31 @@ static int step8_nogo_discs(wbuild *b, nm_error *err)
     const nm_window_request *req = b->req;
     nm_window *w = b->w;
     if (!req->ndiscs) return NM_OK;
-    const size_t box_bytes = (size_t)req->ndiscs * 4 * sizeof(int64_t);
+    const size_t box_bytes = (size_t)req->ndiscs * sizeof(disc_box);
     const size_t run_bytes = (size_t)req->ndiscs * sizeof(disc_cells);
-    int64_t *box = (int64_t *)walloc(b->m, box_bytes, 1); /* i0, j0, i1, j1 a disc; j0 > j1: none */
+    disc_box *box = (disc_box *)walloc(b->m, box_bytes, 1);
     disc_cells *run = (disc_cells *)walloc(b->m, run_bytes, 1);
     int rc = box && run ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "window step 8: out of memory");
     int64_t jlo = w->win.ny, jhi = -1;
     for (uint32_t d = 0; d < req->ndiscs && rc == NM_OK; d++) {
         const nm_nogo_disc *dc = &req->discs[d];
-        int64_t *bx = &box[4 * (size_t)d], i0, j0, i1, j1;
-        bx[1] = 1; /* none until clipped */
-        bx[3] = 0;
+        disc_box *bx = &box[d];
         if (!(dc->r >= 0) || !isfinite(dc->x) || !isfinite(dc->y) ||
-            !clip_cells(w, dc->x - dc->r, dc->y - dc->r, dc->x + dc->r, dc->y + dc->r, &i0, &j0, &i1, &j1))
+            !clip_cells(w, dc->x - dc->r, dc->y - dc->r, dc->x + dc->r, dc->y + dc->r, &bx->i0, &bx->j0,
+                        &bx->i1, &bx->j1)) {
+            *bx = (disc_box){0, 1, 0, 0}; /* none */
             continue;
-        bx[0] = i0;
-        bx[1] = j0;
-        bx[2] = i1;
-        bx[3] = j1;
-        if (j0 < jlo) jlo = j0;
-        if (j1 > jhi) jhi = j1;
+        }
+        if (bx->j0 < jlo) jlo = bx->j0;
+        if (bx->j1 > jhi) jhi = bx->j1;
     }
     for (int64_t j = jlo; j <= jhi && rc == NM_OK; j++) {
         size_t n = 0;
         for (uint32_t d = 0; d < req->ndiscs; d++) {
-            const int64_t *bx = &box[4 * (size_t)d];
-            if (j < bx[1] || j > bx[3]) continue;
+            const disc_box *bx = &box[d];
+            if (j < bx->j0 || j > bx->j1) continue;
             const double cy = w->win.y0 + ((double)j + 0.5) * NM_kCS - req->discs[d].y;
-            if (disc_run(w, &req->discs[d], cy * cy, bx[0], bx[2], &run[n].lo, &run[n].hi)) n++;
+            if (disc_run(w, &req->discs[d], cy * cy, bx->i0, bx->i1, &run[n].lo, &run[n].hi)) n++;
         }
         if (n > 1) qsort(run, n, sizeof *run, cmp_run);
         const size_t row = (size_t)j * (size_t)w->win.nx;
@@ -1348,9 +1349,7 @@ static int build(const nm_window_request *req, wsource *s, wmem *m, nm_window *w
     w->seed_span = UINT32_MAX;
     int rc;
     if ((rc = step2_walls(&b, err)) || (rc = step4_seed_cell(&b, err)) || (rc = step5_expand(&b, s, err)) ||
-        (rc = step6_select_walls(&b, err)) || (rc = step7_nogo_polys(&b, err)))
-        goto done;
-    if ((rc = step8_nogo_discs(&b, err)))
+        (rc = step6_select_walls(&b, err)) || (rc = step7_nogo_polys(&b, err)) || (rc = step8_nogo_discs(&b, err)))
         goto done;
     if ((rc = step9_steps_facades(&b, err)) || (rc = step10_seed_span(&b, err)) || (rc = step11_links(&b, err)) ||
         (rc = step12_reach(&b, err)) || (rc = clearance_layer(&b, err)) || (rc = span_index(&b, err)) ||

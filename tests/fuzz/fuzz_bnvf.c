@@ -3,7 +3,7 @@
  * load every zone's FSCC / FWAL tables, walk reachFrom from every component, look walls up, and
  * decode the grid zone with the sidecar's columns merged. A sidecar that passes goes on into what
  * a plan makes of it: a window of each region over the whole zone (建窗, every column, link and
- * open record of the sidecar read), and on each window built the searches of one leg across it.
+ * open record of the sidecar read), and on each window built the searches of two legs in it.
  * Any input must give NM_OK or an error.
  *
  * Built with clang -fsanitize=fuzzer it is a libFuzzer target. With seed_main.c it
@@ -59,9 +59,10 @@ enum { FZ_PAD = 8 };
 /* The window of region rid over the whole zone (FZ_PAD cells around it), seeded at cell 0's span of
  * that region (layer rid - 1 at 2 + 4 (rid - 1) m), and two legs in it: one the seed sidecar
  * plans in region 1 (zone cells (4, 5) -> (6, 3), through the topology and geometry layers) and
- * one it cannot (corner to corner: the gap is located). The sidecar's columns reach the raster layers, its
- * components the reach set, its links and opens the span table, and the searches read them all. */
-static void window_and_leg(const nm_bnvf *f, const nm_bnvf_zone_data *d, uint32_t rid)
+ * one it cannot (corner to corner: the gap is located). The sidecar's columns reach the raster
+ * layers, its components the reach set, its links and opens the span table, and the searches
+ * read them all. */
+static void window_and_legs(const nm_bnvf *f, const nm_bnvf_zone_data *d, uint32_t rid)
 {
     nm_window_request q;
     memset(&q, 0, sizeof q);
@@ -119,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)nm_bnvf_wall_kept(&d, key, 1, &kept, &e);
         }
         if (z == 0)
-            for (uint32_t rid = 1; rid <= 2; rid++) window_and_leg(&f, &d, rid);
+            for (uint32_t rid = 1; rid <= 2; rid++) window_and_legs(&f, &d, rid);
         nm_bnvf_zone_data_free(&d);
     }
     nm_bgrd_out out = {0};
