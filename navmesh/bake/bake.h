@@ -33,8 +33,8 @@ typedef bool (*nm_bake_drop_fn)(void *ctx, double u0, double v0, double h0, doub
 
 /* Solid test of the bake in zone pixels: true when the collision geometry crosses the vertical
  * curtain between the cell centres (u0, v0) and (u1, v1) from height lo to hi m (a thin wall over
- * a crack of the walkable mesh: CloseCracks must not join it; a rise's face: the seam bridge must
- * not). Called from worker threads at once: read-only on its context. */
+ * a crack of the walkable mesh: CloseCracks must not join it; a rise's face or a wall in a one-cell
+ * gap: the seam bridge must not). Called from worker threads at once: read-only on its context. */
 typedef bool (*nm_bake_gap_fn)(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi);
 
 typedef struct nm_bake_grid_opts {

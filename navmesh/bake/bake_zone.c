@@ -1430,28 +1430,34 @@ typedef struct band_ctx {
     nm_error *errs;                 /* per slot */
 } band_ctx;
 
-/* The seam bridge's gate (AppendSeamBridge's pair across a one-cell gap): a pair more than a step
- * apart with a solid standing between the two cell centres, from the fall gate's body foot over
- * the lower one (kFallClimb) to one Recast cell height under the higher one (its own surface is
- * no riser), is the two sides of a rise, not a seam between two meshes: a box's top and the floor
- * round it, which the Recast path keeps apart (its eroded strip at rises it does not climb) but
- * rasterises one cell apart on a diagonal edge (issue 12: recast-navtest's route walked off a
- * 2.84 m box over the bridge and its Ghost cells, through a second box's corner). */
-typedef struct riser_ctx {
+/* The seam bridge's gate (AppendSeamBridge's pair across a one-cell gap): a solid standing between
+ * the two cell centres makes the gap no seam between two meshes, so it is not bridged.
+ * - A pair more than a step apart: a solid from the fall gate's body foot over the lower one
+ *   (kFallClimb) to one Recast cell height under the higher one (its own surface is no riser) is
+ *   the two sides of a rise: a box's top and the floor round it, which the Recast path keeps apart
+ *   (its eroded strip at rises it does not climb) but rasterises one cell apart on a diagonal edge
+ *   (issue 12: recast-navtest's route walked off a 2.84 m box over the bridge and its Ghost cells,
+ *   through a second box's corner).
+ * - A pair within a step: a solid at a body's height over both (kBumpUp over the higher to the
+ *   body's top over the lower, as solid_across) is a wall whose eroded strips left one empty cell
+ *   between their rim cells (a face slanted across the lattice). Bridged, CloseCracks joined both
+ *   floors through it (recast-navtest's hollow pillar, navaudit --random 100 --seed 25 leg 6). */
+typedef struct seam_gate_ctx {
     const nm_bake_grid_opts *opts;
     const nm_grid_window *win;
-} riser_ctx;
+} seam_gate_ctx;
 
-static bool riser_between(void *ctx, uint32_t a, double ha, uint32_t b, double hb)
+static bool solid_in_seam(void *ctx, uint32_t a, double ha, uint32_t b, double hb)
 {
-    const riser_ctx *r = ctx;
-    if (fabs(ha - hb) <= NM_kStepUp)
-        return false;
+    const seam_gate_ctx *g = ctx;
     double ua, va, ub, vb;
-    cell_centre(r->win, a, &ua, &va);
-    cell_centre(r->win, b, &ub, &vb);
-    return r->opts->gap_blocked(r->opts->drop_ctx, ua, va, ub, vb, fmin(ha, hb) + NM_kFallClimb,
-                                fmax(ha, hb) - 0.1);
+    cell_centre(g->win, a, &ua, &va);
+    cell_centre(g->win, b, &ub, &vb);
+    const double lo = fmin(ha, hb), hi = fmax(ha, hb);
+    if (hi - lo <= NM_kStepUp)
+        return g->opts->gap_blocked(g->opts->drop_ctx, ua, va, ub, vb, hi + NM_kBumpUp,
+                                    lo + NM_kFallHeight - 0.1);
+    return g->opts->gap_blocked(g->opts->drop_ctx, ua, va, ub, vb, lo + NM_kFallClimb, hi - 0.1);
 }
 
 /* A lower level's rim under its own cover at a solid (issue 12): a span off the walkable surface
@@ -1580,9 +1586,9 @@ static int band_chunk(void *ctx, size_t slot)
     int rc = nm_grid_rasterize(&bw, &sub, S, err);
     nm_free(subtris);
     if (rc == NM_OK) rc = nm_grid_build_spans_reusing(&bw, S, &c->ws[slot], &pre, err);
-    riser_ctx rg = {c->opts, &bw};
+    seam_gate_ctx sg = {c->opts, &bw};
     bool gated = c->opts && c->opts->gap_blocked;
-    if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &bridge, gated ? riser_between : NULL, &rg, err);
+    if (rc == NM_OK) rc = nm_grid_append_seam_bridge_gated(&pre, &bridge, gated ? solid_in_seam : NULL, &sg, err);
     if (rc == NM_OK) rc = put_bridges(&bw, &pre, &bridge, &c->bt[slot], err);
     nm_grid_samples_free(&bridge);
     /* the occupancy before bridging, to tell the bridged cells (mark_steep_bridges) */

@@ -296,7 +296,7 @@ Test(seam_bridge, the_closest_pair_across_the_gap_is_bridged)
     nm_grid_samples_free(&s);
 }
 
-/* The bake's gate (a rise's face between the pair: navmesh/bake riser_between) is asked about the
+/* The bake's gate (a solid between the pair: navmesh/bake solid_in_seam) is asked about the
  * chosen pair only, with its cells and heights; refusing it leaves the gap, and the other rows are
  * bridged as before. */
 typedef struct gate_log {

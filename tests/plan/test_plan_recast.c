@@ -255,6 +255,40 @@ Test(plan_recast, no_route_through_solids)
     pu_close(&W);
 }
 
+/* recast-navtest's hollow pillar (world x -3.13..1.93 m, z -2.06..2.28 m, from -2.8 m up to
+ * 10.27 m; the bundled level): the ground floor (-2.37 m) runs on under it, so Recast keeps floor
+ * inside with 12 m of headroom, walled all round by the pillar's faces (Detour: partial between
+ * inside and out). Its west face is a single triangle, slanted across the lattice; Recast's eroded
+ * strips on both sides of it left a rim cell, an empty cell and a rim cell, and the seam bridge
+ * filled the empty one with the floor's height, which CloseCracks then joined to both floors:
+ * routes walked out through the face (navaudit --random 100 --seed 25 leg 6, audit `solid`). With
+ * both ends declared on that floor, no route leads out or in (px of the zone). */
+Test(plan_recast, hollow_pillar_is_not_left_through_its_face)
+{
+    NEED_TOOLS();
+    char path[1024];
+    const char *root = getenv("NM_SOURCE_ROOT");
+    snprintf(path, sizeof path, "%s/resources/levels/recast-navtest/nav_test.obj", root ? root : ".");
+    pu_world W;
+    pu_bake_obj_recast(&W, path, "nav_test", 0, 0);
+    const double in[2] = {-0.80, 0.18};
+    const double out[5][2] = {{-3.75, -0.375}, {-3.75, 1.5}, {-1.0, 3.0}, {3.0, 0.0}, {18.41, -5.95}};
+    nm_route_result r;
+    for (int k = 0; k < 5; k++)
+        for (int back = 0; back < 2; back++) {
+            const double *a = back ? out[k] : in, *b = back ? in : out[k];
+            nm_route_request q = nm_route_request_defaults("nav_test", a[0], a[1], b[0], b[1]);
+            q.start_floor_y = q.goal_floor_y = -2.37f;
+            q.start_deck_y = q.goal_deck_y = -2.37f;
+            q.self_check = true;
+            pu_plan_q(&W, &q, &r);
+            cr_expect(!r.ok, "(%.2f, %.2f) -> (%.2f, %.2f) px: through the pillar's face (%.2f px, %u points)", a[0],
+                      a[1], b[0], b[1], r.length, r.npoints);
+            nm_route_result_free(&r);
+        }
+    pu_close(&W);
+}
+
 /* Four boxes 1.0-2.5 m over a floor (walkable tops), placed 0, 3/8, 4/8 and 5/8 of a cell off the
  * lattice: Recast refuses the 2.5 m rise both ways and it is within kClimb (no ledge drop), so no
  * route leads off a top or onto it. Before the seam bridge's riser gate, the boxes off the lattice
