@@ -7,6 +7,7 @@
  *
  * Exit status: 0 when a route came out, 1 when the planner failed, 2 on bad arguments or loads. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,13 @@ static int usage(void)
                     "               [--goal-deck H] [--start-deck H] [--disc X,Y,R]... [--nogo F]\n"
                     "               [--overlay OUT.png] [--overlay-crop auto|on|off] [--plugin SO]\n");
     return 2;
+}
+
+/* A bad argument: what was wrong, then the usage. */
+static int bad(const char *opt, const char *val, const char *why)
+{
+    fprintf(stderr, "navplan: %s%s%s: %s\n", opt, val ? " " : "", val ? val : "", why);
+    return usage();
 }
 
 static int parse_xy(const char *s, double *x, double *y)
@@ -55,7 +63,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v) return usage();
+        if (!v) return bad(a, NULL, "needs a value (or is unknown)");
         i++;
         if (!strcmp(a, "--pack")) pack = v;
         else if (!strcmp(a, "--zone")) zone = v;
@@ -64,24 +72,27 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--plugin")) plugin = v;
         else if (!strcmp(a, "--overlay-crop")) {
 #ifdef NM_HAVE_OVERLAY
-            if ((crop = nm_leg_crop_parse(v)) < 0) return usage();
+            if ((crop = nm_leg_crop_parse(v)) < 0) return bad(a, v, "expected auto, on or off");
 #endif
         }
-        else if (!strcmp(a, "--from")) have_from = parse_xy(v, &sx, &sy) == 0;
-        else if (!strcmp(a, "--to")) have_to = parse_xy(v, &gx, &gy) == 0;
+        else if (!strcmp(a, "--from") || !strcmp(a, "--to")) {
+            const bool from = !strcmp(a, "--from");
+            if (parse_xy(v, from ? &sx : &gx, from ? &sy : &gy)) return bad(a, v, "expected X,Y (px)");
+            *(from ? &have_from : &have_to) = 1;
+        }
         else if (!strcmp(a, "--start-floor") || !strcmp(a, "--goal-floor") || !strcmp(a, "--goal-deck") ||
                  !strcmp(a, "--start-deck")) {
             int k = !strcmp(a, "--start-floor") ? 0 : !strcmp(a, "--goal-floor") ? 1 : !strcmp(a, "--goal-deck") ? 2 : 3;
-            if (parse_num(v, &heights[k])) return usage();
+            if (parse_num(v, &heights[k])) return bad(a, v, "expected a height (m)");
         } else if (!strcmp(a, "--disc")) {
-            if (ndiscs == MAX_DISCS) return usage();
+            if (ndiscs == MAX_DISCS) return bad(a, v, "at most 64 discs");
             nm_plugin_disc *d = &discs[ndiscs++];
-            if (sscanf(v, "%lf,%lf,%lf", &d->x, &d->y, &d->radius) != 3) return usage();
+            if (sscanf(v, "%lf,%lf,%lf", &d->x, &d->y, &d->radius) != 3) return bad(a, v, "expected X,Y,R (px)");
         } else {
-            return usage();
+            return bad(a, NULL, "unknown option");
         }
     }
-    if (!pack || !zone || !have_from || !have_to) return usage();
+    if (!pack || !zone || !have_from || !have_to) return bad("--pack, --zone, --from and --to", NULL, "required");
 
     char why[512];
     void *so = NULL;
