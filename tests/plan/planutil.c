@@ -128,6 +128,12 @@ void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char
     open_world(W, zone_name, NULL, workers);
 }
 
+const char *pu_bundled_level(const char *rel, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/resources/levels/%s", env_or("NM_SOURCE_ROOT", "."), rel);
+    return buf;
+}
+
 void pu_bake_obj_recast(pu_world *W, const char *obj, const char *zone_name, double scale, int workers)
 {
     make_dir(W);

@@ -31,6 +31,8 @@ void pu_bake_scene_default(pu_world *W, const char *name, int workers);
  * none). */
 void pu_bake_obj(pu_world *W, const char *obj, const char *zone_json, const char *zone_name,
                  double scale, int workers);
+/* The path of a bundled real level, $NM_SOURCE_ROOT/resources/levels/REL, in buf (returned). */
+const char *pu_bundled_level(const char *rel, char *buf, size_t n);
 /* Bakes an OBJ the default way (Recast builds the walkable mesh), as a user would. */
 void pu_bake_obj_recast(pu_world *W, const char *obj, const char *zone_name, double scale, int workers);
 /* Bakes a Moving AI map with its scenario at tile_px pixels per tile (scenegen --tile); *legs_path

@@ -175,10 +175,8 @@ static void bundled(const char *rel, const char *zone, int nlegs, uint64_t seed)
 {
     NEED_TOOLS();
     char path[1024];
-    const char *root = getenv("NM_SOURCE_ROOT");
-    snprintf(path, sizeof path, "%s/resources/levels/%s", root ? root : ".", rel);
     pu_world W;
-    pu_bake_obj_recast(&W, path, zone, 0, 0);
+    pu_bake_obj_recast(&W, pu_bundled_level(rel, path, sizeof path), zone, 0, 0);
     run_legs(&W, zone, nlegs, seed);
     pu_close(&W);
 }

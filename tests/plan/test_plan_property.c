@@ -95,9 +95,9 @@ static void real_level(const char *dir, const char *file, const char *zone, doub
                        uint64_t seed)
 {
     if (!pu_tools_present()) cr_skip_test("scenegen / navbake not built");
-    const char *root = getenv("NM_SOURCE_ROOT") ? getenv("NM_SOURCE_ROOT") : ".";
-    char obj[600];
-    snprintf(obj, sizeof obj, "%s/resources/levels/%s/%s", root, dir, file);
+    char rel[256], obj[600];
+    snprintf(rel, sizeof rel, "%s/%s", dir, file);
+    pu_bundled_level(rel, obj, sizeof obj);
     pu_world W;
     pu_bake_obj(&W, obj, NULL, zone, scale, 0);
     int ntent = 0;

@@ -267,10 +267,8 @@ Test(plan_recast, hollow_pillar_is_not_left_through_its_face)
 {
     NEED_TOOLS();
     char path[1024];
-    const char *root = getenv("NM_SOURCE_ROOT");
-    snprintf(path, sizeof path, "%s/resources/levels/recast-navtest/nav_test.obj", root ? root : ".");
     pu_world W;
-    pu_bake_obj_recast(&W, path, "nav_test", 0, 0);
+    pu_bake_obj_recast(&W, pu_bundled_level("recast-navtest/nav_test.obj", path, sizeof path), "nav_test", 0, 0);
     const double in[2] = {-0.80, 0.18};
     const double out[5][2] = {{-3.75, -0.375}, {-3.75, 1.5}, {-1.0, 3.0}, {3.0, 0.0}, {18.41, -5.95}};
     nm_route_result r;

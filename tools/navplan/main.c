@@ -7,7 +7,6 @@
  *
  * Exit status: 0 when a route came out, 1 when the planner failed, 2 on bad arguments or loads. */
 #include <dlfcn.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,10 +74,12 @@ int main(int argc, char **argv)
             if ((crop = nm_leg_crop_parse(v)) < 0) return bad(a, v, "expected auto, on or off");
 #endif
         }
-        else if (!strcmp(a, "--from") || !strcmp(a, "--to")) {
-            const bool from = !strcmp(a, "--from");
-            if (parse_xy(v, from ? &sx : &gx, from ? &sy : &gy)) return bad(a, v, "expected X,Y (px)");
-            *(from ? &have_from : &have_to) = 1;
+        else if (!strcmp(a, "--from")) {
+            if (parse_xy(v, &sx, &sy)) return bad(a, v, "expected X,Y (px)");
+            have_from = 1;
+        } else if (!strcmp(a, "--to")) {
+            if (parse_xy(v, &gx, &gy)) return bad(a, v, "expected X,Y (px)");
+            have_to = 1;
         }
         else if (!strcmp(a, "--start-floor") || !strcmp(a, "--goal-floor") || !strcmp(a, "--goal-deck") ||
                  !strcmp(a, "--start-deck")) {
