@@ -172,3 +172,26 @@ Test(navhost, stderr_counts_the_plans_and_their_time)
     cr_expect(ms > 0);
     free(text);
 }
+
+/* The two command-line tools a user runs by hand: --help prints the usage on stdout and exits 0;
+ * a bad argument names itself on stderr, then the usage, and exits 2 (nothing is planned). */
+static void expect_cli(const char *env, const char *args, int want_rc, const char *needle)
+{
+    char cmd[4096], *text = NULL;
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", getenv(env), args);
+    int rc = pt_run(cmd, &text);
+    cr_expect_eq(rc, want_rc, "%s %s: exit %d: %s", env, args, rc, text);
+    cr_expect(strstr(text, needle), "%s %s: output lacks '%s': %s", env, args, needle, text);
+    free(text);
+}
+
+Test(navhost, the_tools_answer_help_and_name_a_bad_argument)
+{
+    expect_cli("NM_NAVHOST", "--help", 0, "usage: navhost --pack P --route ROUTE.json");
+    expect_cli("NM_NAVHOST", "--bogus x", 2, "navhost: --bogus: unknown option");
+    expect_cli("NM_NAVHOST", "--pack", 2, "navhost: --pack: needs a value");
+    expect_cli("NM_NAVHOST", "--route r.json", 2, "navhost: --pack and --route: required");
+    expect_cli("NM_NAVPLAN", "-h", 0, "usage: navplan --pack P --zone Z");
+    expect_cli("NM_NAVPLAN", "--bogus x", 2, "navplan: --bogus: unknown option");
+    expect_cli("NM_NAVPLAN", "--pack p --zone z --from 1,2 --to 3", 2, "navplan: --to 3: expected X,Y (px)");
+}

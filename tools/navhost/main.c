@@ -257,10 +257,18 @@ static int expand(host *h, const nm_route_file *f, const char *zone_arg, size_t 
     return 0;
 }
 
-static int usage(void)
+static void print_usage(FILE *f)
 {
-    fprintf(stderr, "usage: navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D]\n"
-                    "               [--overlay-crop auto|on|off] [--plugin SO]\n");
+    fprintf(f, "usage: navhost --pack P --route ROUTE.json [--zone Z] [--nogo F] [--overlay-dir D]\n"
+               "               [--overlay-crop auto|on|off] [--plugin SO]\n"
+               "       navhost --help\n");
+}
+
+/* A bad argument: what was wrong, then the usage. */
+static int bad(const char *opt, const char *val, const char *why)
+{
+    fprintf(stderr, "navhost: %s%s%s: %s\n", opt, val ? " " : "", val ? val : "", why);
+    print_usage(stderr);
     return 2;
 }
 
@@ -270,8 +278,13 @@ int main(int argc, char **argv)
     memset(&h, 0, sizeof h);
     const char *route_path = NULL, *zone = NULL, *plugin = NULL;
     for (int i = 1; i < argc; i += 2) {
-        if (i + 1 >= argc) return usage();
-        const char *a = argv[i], *v = argv[i + 1];
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) return bad(a, NULL, "needs a value (or is unknown)");
+        const char *v = argv[i + 1];
         if (!strcmp(a, "--pack")) h.pack_path = v;
         else if (!strcmp(a, "--route")) route_path = v;
         else if (!strcmp(a, "--zone")) zone = v;
@@ -280,11 +293,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--plugin")) plugin = v;
         else if (!strcmp(a, "--overlay-crop")) {
 #ifdef NM_HAVE_OVERLAY
-            if ((h.crop = nm_leg_crop_parse(v)) < 0) return usage();
+            if ((h.crop = nm_leg_crop_parse(v)) < 0) return bad(a, v, "expected auto, on or off");
 #endif
-        } else return usage();
+        } else return bad(a, NULL, "unknown option");
     }
-    if (!h.pack_path || !route_path) return usage();
+    if (!h.pack_path || !route_path) return bad("--pack and --route", NULL, "required");
     if (h.overlay_dir) mkdir(h.overlay_dir, 0755);
     char why[512];
     void *so = NULL;

@@ -18,11 +18,17 @@
 
 #define MAX_DISCS 64
 
+static void print_usage(FILE *f)
+{
+    fprintf(f, "usage: navplan --pack P --zone Z --from X,Y --to X,Y [--start-floor H] [--goal-floor H]\n"
+               "               [--goal-deck H] [--start-deck H] [--disc X,Y,R]... [--nogo F]\n"
+               "               [--overlay OUT.png] [--overlay-crop auto|on|off] [--plugin SO]\n"
+               "       navplan --help\n");
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: navplan --pack P --zone Z --from X,Y --to X,Y [--start-floor H] [--goal-floor H]\n"
-                    "               [--goal-deck H] [--start-deck H] [--disc X,Y,R]... [--nogo F]\n"
-                    "               [--overlay OUT.png] [--overlay-crop auto|on|off] [--plugin SO]\n");
+    print_usage(stderr);
     return 2;
 }
 
@@ -62,6 +68,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_usage(stdout);
+            return 0;
+        }
         if (!v) return bad(a, NULL, "needs a value (or is unknown)");
         i++;
         if (!strcmp(a, "--pack")) pack = v;
