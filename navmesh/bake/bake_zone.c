@@ -740,8 +740,8 @@ static void riser_crack_steps(zone_work *zw)
                     }
                     if (bd == INFINITY) continue;
                     /* bits of the pair from its first column in the canonical direction */
-                    uint8_t bits = s > 0 ? nm_grid_step_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
-                                         : nm_grid_step_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
+                    uint8_t bits = s > 0 ? nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
+                                         : nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
                     if (!bits) continue;
                     bits = (uint8_t)(bits << (2 * d));
                     if (s > 0) g->steps |= bits;

@@ -722,6 +722,105 @@ Test(bakegrid, crack_across_a_riser_forbids_the_step_up_its_face)
     sb_free(&b);
 }
 
+/* ---- a riser crack round a top's corner -------------------------------------------------------
+ * The foot at 0 m round a 0.7 m top [10.75,16]x[10.75,16], with the crack Recast leaves between
+ * their eroded strips (u or v in [10, 10.75], closed by joining ramps beyond 13: a hole the layer
+ * fills) and the collision geometry's faces in its middle (u = 10.375 for v in [10.375, 13], v =
+ * 10.375 for u in [10.375, 13]). The
+ * levelled crack puts the top next to its foot on both sides; at the corner a diagonal step from
+ * the foot into the top's corner cell has the foot again two or three cells ahead, which RiseOk's
+ * narrow-bump allowance passes (navcat-bridges at 0.73 px/m: routes climbed a 1 m grass block's
+ * corner from the ground and walked on along its top). Every step up from the foot onto the top
+ * must be a forbidden step; the steps down must not be. */
+static bool corner_blocks(void *ctx, double u0, double v0, double u1, double v1, double lo, double hi)
+{
+    (void)ctx;
+    const double f = 10.375, top = 0.7;
+    if (lo > top || hi < 0.0) return false;
+    if ((u0 - f) * (u1 - f) <= 0 && u0 != u1) { /* crosses u = f */
+        double v = v0 + (f - u0) / (u1 - u0) * (v1 - v0);
+        if (v >= f && v < 11.75) return true;
+    }
+    if ((v0 - f) * (v1 - f) <= 0 && v0 != v1) { /* crosses v = f */
+        double u = u0 + (f - v0) / (v1 - v0) * (u1 - u0);
+        if (u >= f && u < 11.75) return true;
+    }
+    return false;
+}
+
+/* The lowest real height of cell (gx, gy) and the OR of its records' step bits (NAN: none). */
+static double cell_h_steps(const nm_bake_grid_zone *z, int32_t gx, int32_t gy, uint8_t *steps)
+{
+    uint32_t n;
+    const nm_grid_rec *r = recs_at(z, gx, gy, &n, NULL);
+    double h = NAN;
+    *steps = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (r[k].flags & NM_GRID_FILL) continue;
+        *steps |= r[k].steps;
+        if (isnan(h) || r[k].h < h) h = r[k].h;
+    }
+    return h;
+}
+
+/* Is the step from (gx, gy) by (dx, dy) forbidden (the window's rule: the canonical direction's
+ * bit of the cell left, or its reverse bit of the cell entered)? */
+static bool step_forbidden(const nm_bake_grid_zone *z, int32_t gx, int32_t gy, int dx, int dy)
+{
+    for (int d = 0; d < 4; d++) {
+        uint8_t st;
+        if (dx == nm_grid_step_dx[d] && dy == nm_grid_step_dy[d]) {
+            cell_h_steps(z, gx, gy, &st);
+            return (st >> (2 * d)) & 1u;
+        }
+        if (dx == -nm_grid_step_dx[d] && dy == -nm_grid_step_dy[d]) {
+            cell_h_steps(z, gx + dx, gy + dy, &st);
+            return (st >> (2 * d + 1)) & 1u;
+        }
+    }
+    return false;
+}
+
+Test(bakegrid, riser_crack_corner_forbids_the_diagonal_step_up)
+{
+    sb b = {0};
+    mesh_group(&b, "foot");
+    mesh_rect(&b, 0, 0, 20, 10, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_rect(&b, 0, 10, 10, 20, 0.0, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "top");
+    mesh_rect(&b, 10.75, 10.75, 16, 16, 0.7, 1.0, 0, 0, 0, 0);
+    mesh_group(&b, "join"); /* ramps across the crack's two arms beyond v, u = 13 close it */
+    mesh_quad4(&b, 10, 11.75, 10.75, 16, 0.0, 0.7, 0.7, 0.0);
+    mesh_quad4(&b, 11.75, 10, 16, 10.75, 0.0, 0.0, 0.7, 0.7);
+    nm_pack p;
+    nm_bake_grid_zone z;
+    bake_face_zone(&b, corner_blocks, NULL, &p, &z);
+    unsigned ups = 0, diag_ups = 0, downs_free = 0;
+    for (int32_t gy = cell_of(9.0); gy <= cell_of(12.0); gy++)
+        for (int32_t gx = cell_of(9.0); gx <= cell_of(12.0); gx++) {
+            uint8_t st;
+            const double ha = cell_h_steps(&z, gx, gy, &st);
+            if (isnan(ha) || ha > 0.1) continue; /* a foot cell */
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    const double hb = cell_h_steps(&z, gx + dx, gy + dy, &st);
+                    if ((!dx && !dy) || isnan(hb) || hb < 0.6) continue; /* onto the top */
+                    ups++;
+                    diag_ups += dx && dy;
+                    cr_expect(step_forbidden(&z, gx, gy, dx, dy),
+                              "the step up from the foot (%d, %d) by (%d, %d) onto the top is not forbidden", gx, gy, dx,
+                              dy);
+                    downs_free += !dx || !dy ? !step_forbidden(&z, gx + dx, gy + dy, -dx, -dy) : 0;
+                }
+        }
+    cr_assert_gt(diag_ups, 0, "the foot meets the top diagonally at the corner (the case under test)");
+    cr_assert_gt(downs_free, 0, "the steps down off the top stay open");
+    cr_log_info("%u steps up, %u diagonal, %u orthogonal steps down open", ups, diag_ups, downs_free);
+    nm_bake_grid_zone_free(&z);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
 /* ---- a thin wall between two floors whose strips leave no span ------------------------------
  * Recast's eroded strips on both faces of a wall thinner than about 0.2 m (sauer-pandora: the side
  * of a hollow pillar, whose inside Recast keeps as floor) leave a crack of three cells with no
