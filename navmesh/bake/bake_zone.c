@@ -700,8 +700,10 @@ static ghost_rec *region_ghost_at(const zone_work *zw, uint32_t r, uint32_t c)
  * of --random 60 --seed 2, audit `solid` 0.03 m inside the middle island's south face). The
  * article judges the step bits after the made-up spans exist (预烘场's table: 逐方向判能否向上一步
  * follows the Ghost spans); here only pairs with a raised cell are judged, by the rule of the
- * spans' bits: the partner is the region's record (span or Ghost) in the neighbour column nearest
- * the height within kClimb, and the bits go on the record of the pair's first column. */
+ * spans' bits without the bump and dip allowances (nm_grid_riser_pair_bits: at a top's corner the
+ * diagonal step up from the foot read as a narrow bump): the partner is the region's record (span
+ * or Ghost) in the neighbour column nearest the height within kClimb, and the bits go on the
+ * record of the pair's first column. */
 static void riser_crack_steps(zone_work *zw)
 {
     const nm_span_table *T = &zw->T;
