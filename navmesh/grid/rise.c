@@ -207,9 +207,10 @@ uint8_t nm_grid_riser_pair_bits(const nm_span_table *t, const nm_fall_gate *gate
                                 uint32_t r, int32_t i, int32_t j, int dx, int dy, double ha, double hb)
 {
     uint8_t bits = nm_grid_step_pair_bits(t, gate, rid, r, i, j, dx, dy, ha, hb);
-    if (hb - ha > NM_kStepUp && !edge_crossed(t, gate, rid, r, i, j, dx, dy))
+    /* a bit already set needs no second look at the edge */
+    if (!(bits & 1u) && hb - ha > NM_kStepUp && !edge_crossed(t, gate, rid, r, i, j, dx, dy))
         bits |= 1u;
-    if (ha - hb > NM_kStepUp && !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
+    if (!(bits & 2u) && ha - hb > NM_kStepUp && !edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy))
         bits |= 2u;
     return bits;
 }

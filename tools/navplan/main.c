@@ -26,17 +26,12 @@ static void print_usage(FILE *f)
                "       navplan --help\n");
 }
 
-static int usage(void)
-{
-    print_usage(stderr);
-    return 2;
-}
-
 /* A bad argument: what was wrong, then the usage. */
 static int bad(const char *opt, const char *val, const char *why)
 {
     fprintf(stderr, "navplan: %s%s%s: %s\n", opt, val ? " " : "", val ? val : "", why);
-    return usage();
+    print_usage(stderr);
+    return 2;
 }
 
 static int parse_xy(const char *s, double *x, double *y)
