@@ -844,6 +844,202 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     return 1;
 }
 
+/* ---- a found path after the mask grew ------------------------------------------------------------
+ * SpanAstar without sight pops spans in (f, key) order, a strict total order, its f never falling
+ * (the heuristic is consistent: prices are at least 1, links cost at least their length), and an
+ * offer moves a span only when it lowers its g by more than NM_SEARCH_EPS. Grow the mask's lim by a few cells
+ * (the access chains of the baseline's links and drops) and solve again: the spans the first
+ * solve popped before its goal are popped again in the same order with the same g and parent
+ * unless a new edge offers one of them a lower g, or offers a span the first solve did not pop an
+ * f below the goal's. The new edges are the steps into and out of the new cells, the diagonal
+ * steps whose corner is a new cell, and the links landing in a new cell. So the first path stands
+ * when every such offer, from a popped span or from a new span that may pop before the goal, is
+ * worse by a margin than the target's g (popped) or keeps its f above the goal's (not popped). The
+ * offers are taken at their least (the new spans' g from every popped neighbour and from each
+ * other), so the test only ever errs towards "solve again". */
+typedef struct grown {
+    const nm_sctx *s;
+    const nm_span_search *q;
+    const uint8_t *before;
+    uint32_t gc, found;
+    double fg, margin;
+    uint32_t *xs;  /* [nx] the new cells' spans, ascending */
+    double *xg;    /* [nx] their least g (INFINITY: no offer) */
+    uint32_t nx;
+} grown;
+
+static uint32_t grown_index(const grown *G, uint32_t v)
+{
+    uint32_t lo = 0, hi = G->nx;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (G->xs[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < G->nx && G->xs[lo] == v ? lo : NM_SEARCH_NONE;
+}
+
+/* An offer of g to span v (not a new one) leaves the first solve's pops as they were. */
+static bool offer_harmless(const grown *G, uint32_t v, double g)
+{
+    const nm_sctx *s = G->s;
+    if (span_closed(s, v))
+        return g >= s->node[v].g + G->margin;
+    return g + cell_dist(s, s->t->sp_cell[v], G->gc) > G->fg + G->margin;
+}
+
+/* Is cell c in the grown mask's new cells? */
+static inline bool grown_new(const grown *G, uint32_t c)
+{
+    return G->q->mask.b[c] && !G->before[c];
+}
+
+/* The offer of g along the edge u -> v (a step dx, dy, or a link of cost lk >= 0) under the grown
+ * mask: into a new span it lowers that span's least g (*moved set); into another span it must be
+ * harmless when the edge is new (from a new span, or a diagonal whose corner is a new cell). */
+static bool grown_offer(grown *G, uint32_t u, bool u_new, double g, int dx, int dy, double lk,
+                        uint32_t v, bool *moved)
+{
+    const nm_sctx *s = G->s;
+    const uint32_t x = grown_index(G, v);
+    if (x == NM_SEARCH_NONE && !u_new) {
+        if (lk >= 0.0 || !(dx && dy))
+            return true; /* the first solve had this edge */
+        const uint32_t uc = s->t->sp_cell[u];
+        if (!grown_new(G, (uint32_t)((int64_t)uc + dx)) &&
+            !grown_new(G, (uint32_t)((int64_t)uc + dy * (int64_t)s->nx)))
+            return true;
+    }
+    double o;
+    if (lk >= 0.0) {
+        if (!nm_mask_in(&G->q->mask, s->t->sp_cell[v]) || !(s->w->sp_bits[v] & NM_SP_REACH))
+            return true;
+        o = g + lk;
+    } else {
+        if (!nm_search_edge_ok(s, &G->q->mask, u, dx, dy, v))
+            return true;
+        o = g + step_price(&G->q->price, s->t->sp_cell[u], s->t->sp_cell[v], dx && dy);
+    }
+    if (x == NM_SEARCH_NONE)
+        return offer_harmless(G, v, o);
+    if (o < G->xg[x]) {
+        G->xg[x] = o;
+        *moved = true;
+    }
+    return true;
+}
+
+/* The edges out of span u (g) under the grown mask: its steps, then its links. */
+static bool grown_expand(grown *G, uint32_t u, bool u_new, double g, bool *moved)
+{
+    const nm_sctx *s = G->s;
+    const uint32_t uc = s->t->sp_cell[u];
+    for (int d = 0; d < 8; d++) {
+        uint32_t vc, f;
+        if (!step_cell(s, uc, k_dx[d], k_dy[d], &vc))
+            continue;
+        const uint32_t n = nm_span_cell_spans(s->t, vc, &f);
+        for (uint32_t v = f; v < f + n; v++)
+            if (!grown_offer(G, u, u_new, g, k_dx[d], k_dy[d], -1.0, v, moved))
+                return false;
+    }
+    uint32_t lend;
+    for (uint32_t l = nm_search_key_run(s->lk_from, s->w->nlinks, u, &lend); l < lend; l++) {
+        const nm_window_link *lk = &s->w->links[s->lk_idx[l]];
+        if (!grown_offer(G, u, u_new, g, 0, 0, lk->cost, lk->to_span, moved))
+            return false;
+    }
+    return true;
+}
+
+bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_ends *e,
+                           const uint8_t *before, uint32_t found)
+{
+    if (q->los || !q->mask.b || !before || found >= s->nspans || !span_closed(s, found))
+        return false;
+    /* the argument needs a consistent heuristic: every link costs at least its length (the
+     * window's cost, max(m, 1) times it, does) */
+    for (uint32_t l = 0; l < s->w->nlinks; l++) {
+        const nm_window_link *lk = &s->w->links[l];
+        const double len = cell_dist(s, lk->from_cell, lk->to_cell);
+        if (!(lk->cost >= len - 1e-9 * (1.0 + len)))
+            return false;
+    }
+    const uint8_t *const now = q->mask.b;
+    grown G = {s, q, before, e->goal_cell, found, s->node[found].g, 0.0, NULL, NULL, 0};
+    /* above what the float diagonal step (2.4e-8 under sqrt 2) and rounding can take from the
+     * heuristic's consistency along a path of at most fg cells */
+    G.margin = 1e-7 * (1.0 + fabs(G.fg));
+    /* the new cells' spans; a cell that left the mask, or an end among the new: solve again */
+    uint32_t cap = 0;
+    for (uint32_t c = 0; c < s->ncell; c++) {
+        if (before[c] && !now[c])
+            return false;
+        if (!now[c] || before[c])
+            continue;
+        if (c == e->start_cell || c == e->goal_cell)
+            return false;
+        uint32_t f;
+        cap += nm_span_cell_spans(s->t, c, &f);
+    }
+    bool ok = true;
+    if (cap) {
+        G.xs = nm_malloc((size_t)cap * sizeof *G.xs);
+        G.xg = nm_malloc((size_t)cap * sizeof *G.xg);
+        ok = G.xs && G.xg;
+        for (uint32_t c = 0; ok && c < s->ncell; c++) {
+            if (!now[c] || before[c])
+                continue;
+            uint32_t f, n = nm_span_cell_spans(s->t, c, &f);
+            for (uint32_t v = f; v < f + n; v++) {
+                ok = ok && !span_closed(s, v); /* the first solve could not pop it */
+                G.xs[G.nx] = v;
+                G.xg[G.nx++] = INFINITY;
+            }
+        }
+    }
+    /* the popped spans around each new cell (every span with a new step, a step into a new cell
+     * or a diagonal past one, is there), then the popped spans whose links land in a new cell */
+    bool moved = false;
+    for (uint32_t x = 0; ok && x < G.nx; x++) {
+        const uint32_t c = s->t->sp_cell[G.xs[x]];
+        if (x > 0 && s->t->sp_cell[G.xs[x - 1]] == c)
+            continue;
+        for (int d = 0; ok && d < 8; d++) {
+            uint32_t nc, f;
+            if (!step_cell(s, c, k_dx[d], k_dy[d], &nc) || grown_new(&G, nc))
+                continue;
+            const uint32_t n = nm_span_cell_spans(s->t, nc, &f);
+            for (uint32_t u = f; ok && u < f + n; u++)
+                if (u != found && span_closed(s, u))
+                    ok = grown_expand(&G, u, false, s->node[u].g, &moved);
+        }
+    }
+    for (uint32_t l = 0; ok && l < s->w->nlinks; l++) {
+        const nm_window_link *lk = &s->w->links[l];
+        if (grown_new(&G, lk->to_cell) && !grown_new(&G, lk->from_cell) && lk->from_span != found &&
+            span_closed(s, lk->from_span))
+            ok = grown_offer(&G, lk->from_span, false, s->node[lk->from_span].g, 0, 0, lk->cost,
+                             lk->to_span, &moved);
+    }
+    /* the new spans that may pop before the goal, expanded until their least g settle (a round
+     * without a move has tested every offer at its least) */
+    moved = true;
+    for (uint32_t round = 0; ok && moved; round++) {
+        moved = false;
+        for (uint32_t x = 0; ok && x < G.nx; x++)
+            if (G.xg[x] + cell_dist(s, s->t->sp_cell[G.xs[x]], G.gc) <= G.fg + G.margin)
+                ok = grown_expand(&G, G.xs[x], true, G.xg[x], &moved);
+        if (round > G.nx)
+            ok = false; /* cannot happen with positive edge costs */
+    }
+    nm_free(G.xs);
+    nm_free(G.xg);
+    return ok;
+}
+
 /* ---- CostAstar ------------------------------------------------------------------------------- */
 static uint64_t xy_key(const nm_sctx *s, uint32_t c)
 {

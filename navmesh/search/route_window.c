@@ -162,6 +162,15 @@ static bool linked_check(leg *L, const uint8_t *lim, solve_res *r)
     return false;
 }
 
+/* solve()'s SpanAstar on walk∧lim (core retried where the walk mask refuses, without sight). */
+static nm_span_search walk_query(const leg *L, const uint8_t *lim, const nm_search_price *price,
+                                 nm_search_los_fn los, const uint8_t *solidc, double give_up)
+{
+    const bool small = L->req->small;
+    return (nm_span_search){{L->s.walk, lim}, *price, los, L->req->los_ctx, solidc,
+                            small ? give_up : 0.0, small || los ? NULL : L->s.w->core};
+}
+
 /* 求解器 solve: linked check, SpanAstar on walk∧lim, core∧lim, the cost check, the cell-level
  * fallback. */
 static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_search_los_fn los,
@@ -205,9 +214,7 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
         r->found = 1;
         return NM_OK;
     }
-    nm_span_search q = {{s->walk, lim},  *price, los,
-                        L->req->los_ctx, solidc, small ? give_up : 0.0,
-                        small || los ? NULL : w->core};
+    nm_span_search q = walk_query(L, lim, price, los, solidc, give_up);
     /* proved unreachable: the answer a SpanAstar popping every span it reaches would give */
     int rc = none ? 0 : nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
@@ -798,6 +805,12 @@ static int access_channel(leg *L, nm_error *err)
     return NM_OK;
 }
 
+/* The topology layer's price: clearance between kClrNarrow and kClrWide. */
+static nm_search_price topo_price(const nm_window *w)
+{
+    return (nm_search_price){w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
+}
+
 /* 拓扑层's solves: the clearance price on limw; when the ends are unlinked there, every link's
  * chains and one retry; then (last tier) the whole window. *topo: the result (found or not). */
 static int topology_solve(leg *L, solve_res *topo_out, nm_error *err)
@@ -805,7 +818,7 @@ static int topology_solve(leg *L, solve_res *topo_out, nm_error *err)
     nm_sctx *s = &L->s;
     const nm_window *w = s->w;
     nm_search_result *o = L->out;
-    const nm_search_price multw = {w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
+    const nm_search_price multw = topo_price(w);
     solve_res topo;
     memset(topo_out, 0, sizeof *topo_out);
     L->topo_lim = L->limw;
@@ -1001,8 +1014,11 @@ static void leg_free(leg *L)
  * They read the baseline only through the links and ledge drops of its path (their access chains
  * join limw) and its cell-level fallback (which moves the anchors). So from the snap anchors on
  * they run on a second thread as if the baseline's path had neither; when it has neither and
- * stayed at the span level, theirs is the result the article's order gives, and it is taken;
- * else it is dropped (the search told to stop) and they run after the baseline as before. Either
+ * stayed at the span level, theirs is the result the article's order gives, and it is taken.
+ * Else the channel is built again with the access chains of the path's links and drops while
+ * the second thread's topology solve goes on, and that solve's path is taken when the anchors
+ * stayed and the new chains are proved to change nothing (nm_search_path_stands); failing that,
+ * the second thread's work is dropped and the layer runs after the baseline as before. Either
  * way the result is the one-thread result. The fall gate's caches are shared: its calls take a
  * lock while both run. */
 typedef struct ahead {
@@ -1080,6 +1096,35 @@ static bool base_plain(const leg *L)
     return true;
 }
 
+/* Joins the second thread, told to stop first when its work is not wanted. */
+static void ahead_join(leg *L, ahead *A, bool stop)
+{
+    if (stop)
+        atomic_store(&A->stop, 1);
+    pthread_join(A->th, NULL);
+    if (L->s.w->gate.fn) {
+        L->s.gate = &L->s.w->gate;
+        pthread_mutex_destroy(&A->gate_mu);
+    }
+}
+
+/* The second thread's search context: kept for the next leg's twin, or freed. */
+static void ahead_release(leg *L, ahead *A)
+{
+    if (L->req->keep_state) /* its arrays go with the kept state, for the next leg's twin */
+        nm_search_ctx_twin_keep(&L->s, &A->L.s);
+    else
+        nm_search_ctx_free(&A->L.s);
+}
+
+/* Frees what the second thread made and L did not take. */
+static void ahead_drop(ahead *A)
+{
+    leg_free(&A->L);
+    solve_res_free(&A->topo);
+    nm_search_result_free(&A->out);
+}
+
 /* Joins the second thread; with `want`, takes its channel, warnings, escalation and topology
  * solve into L and *topo (true), else drops them (false). */
 static bool ahead_finish(leg *L, ahead *A, bool want, solve_res *topo)
@@ -1087,17 +1132,8 @@ static bool ahead_finish(leg *L, ahead *A, bool want, solve_res *topo)
     memset(topo, 0, sizeof *topo);
     if (!A->started)
         return false;
-    if (!want)
-        atomic_store(&A->stop, 1);
-    pthread_join(A->th, NULL);
-    if (L->s.w->gate.fn) {
-        L->s.gate = &L->s.w->gate;
-        pthread_mutex_destroy(&A->gate_mu);
-    }
-    if (L->req->keep_state) /* its arrays go with the kept state, for the next leg's twin */
-        nm_search_ctx_twin_keep(&L->s, &A->L.s);
-    else
-        nm_search_ctx_free(&A->L.s);
+    ahead_join(L, A, !want);
+    ahead_release(L, A);
     const bool take = want && !A->rc;
     if (take) {
         nm_search_result *o = L->out;
@@ -1118,10 +1154,56 @@ static bool ahead_finish(leg *L, ahead *A, bool want, solve_res *topo)
         }
         *topo = A->topo;
     } else {
-        leg_free(&A->L);
-        solve_res_free(&A->topo);
-        nm_search_result_free(&A->out);
+        ahead_drop(A);
     }
+    return take;
+}
+
+/* The two legs solve between the same anchors (the baseline's cell-level fallback moves them). */
+static bool same_ends(const leg *a, const leg *b)
+{
+    if (a->e.start_cell != b->e.start_cell || a->e.goal_cell != b->e.goal_cell ||
+        a->e.start_span != b->e.start_span || a->e.ngoal != b->e.ngoal || a->ds != b->ds ||
+        a->dg != b->dg || a->give_up != b->give_up)
+        return false;
+    for (uint32_t k = 0; k < a->e.ngoal; k++)
+        if (a->e.goals[k] != b->e.goals[k])
+            return false;
+    return true;
+}
+
+/* The baseline's path took a link or a ledge drop, so L's channel (built now, while the second
+ * thread went on) holds their access chains, which the second thread's channel lacks. Its
+ * topology solve's path is still the layer's when its first SpanAstar found it and the grown
+ * channel is proved to change nothing (nm_search_path_stands): then *topo takes it and the
+ * topology layer's last uses of the channel's work arrays are done here (true). Else (false) the
+ * layer solves again on L's channel. Joins A, told to stop when !want. */
+static bool ahead_finish_grown(leg *L, ahead *A, bool want, solve_res *topo)
+{
+    memset(topo, 0, sizeof *topo);
+    if (!A->started)
+        return false;
+    ahead_join(L, A, !want);
+    const solve_res *t = &A->topo;
+    bool take = want && !A->rc && A->out.status == NM_SEARCH_OK && t->found == 1 &&
+                t->level == 0 && t->n > 0 && A->L.topo_lim == A->L.limw &&
+                !(A->out.warnings & (NM_SEARCH_WARN_ALL_LINKS | NM_SEARCH_WARN_TOPO_FULL)) &&
+                same_ends(L, &A->L);
+    if (take && L->e.start_cell != L->e.goal_cell) {
+        const nm_search_price price = topo_price(L->s.w);
+        const nm_span_search q = walk_query(L, L->limw, &price, NULL, NULL, L->give_up);
+        take = nm_search_path_stands(&A->L.s, &q, &L->e, A->L.limw, t->sp[t->n - 1]);
+    }
+    ahead_release(L, A);
+    if (take) {
+        *topo = A->topo;
+        memset(&A->topo, 0, sizeof A->topo);
+        L->topo_lim = L->limw;
+        nm_search_access_free(&L->aw);
+        nm_free(L->chan0);
+        L->chan0 = NULL;
+    }
+    ahead_drop(A);
     return take;
 }
 
@@ -1137,9 +1219,16 @@ static int run(leg *L, nm_error *err)
     ahead_start(L, &A);
     rc = baseline(L, err);
     const bool refuses = !L->req->small && nm_search_final_refuses(o);
+    const bool go_on = !rc && o->status == NM_SEARCH_OK && !refuses;
     solve_res topo;
-    const bool taken =
-        ahead_finish(L, &A, !rc && o->status == NM_SEARCH_OK && !refuses && base_plain(L), &topo);
+    bool taken, channel = false;
+    if (go_on && A.started && !base_plain(L)) { /* this channel, then the second thread's path */
+        channel = true;
+        rc = access_channel(L, err);
+        taken = ahead_finish_grown(L, &A, !rc && o->status == NM_SEARCH_OK, &topo);
+    } else {
+        taken = ahead_finish(L, &A, go_on && base_plain(L), &topo);
+    }
     if (rc || o->status != NM_SEARCH_OK)
         return rc;
     if (refuses) {
@@ -1150,7 +1239,7 @@ static int run(leg *L, nm_error *err)
         return NM_OK;
     }
     if (!taken) {
-        if ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK)
+        if (!channel && ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK))
             return rc;
         if ((rc = topology_solve(L, &topo, err)))
             return rc;

@@ -189,6 +189,12 @@ typedef struct nm_span_search {
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
                          uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
 
+/* After a SpanAstar without sight on s found the goal span `found` with lim `before`: true when
+ * the same search with q, whose lim only adds cells to `before`, is proved to return the same
+ * chain and cost (false: solve again). */
+bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_ends *e,
+                           const uint8_t *before, uint32_t found);
+
 /* CostAstar on cells; returns 1 found, 0 none, negative error; *cells (nm_malloc'd). */
 int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *price, uint32_t start,
                          uint32_t goal, uint32_t **cells, uint8_t **via, uint32_t *n, double *cost,

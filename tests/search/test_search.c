@@ -1287,6 +1287,144 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     cr_assert_gt(found, 200);
 }
 
+Test(search, a_path_proved_to_stand_on_a_grown_lim_is_the_grown_search_s_path)
+{
+    /* The second thread's topology path is kept after a baseline through a link or a drop when
+     * nm_search_path_stands proves that the channel's new cells (their access chains) change
+     * nothing. Random maps with walls, raised blocks, step bits, one-way bans, core outside lay
+     * and links; a priced or unpriced search on a lim with holes (cut in two on some maps, so
+     * that links are the way across), then the same search on lim plus a few cells (short
+     * chains, some from a link's foot or landing, single cells, an eighth of the rest): whenever
+     * the first path is proved to stand, the grown search's chain and cost are the first's, bit
+     * for bit. It fails when an offer along a new edge is left out (a step into a new cell, a
+     * diagonal past a new corner, a link landing in one) or the proof ignores cheap links. */
+    enum { NX = 41, NY = 29 };
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    int stands = 0, solved_again = 0, differs = 0;
+    for (int map = 0; map < 40; map++) {
+        nm_window w;
+        nm_sctx s;
+        nm_error err = {0};
+        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 8, 4, map % 2 == 0,
+                                         map % 3 == 0 ? 2 : 0, map % 4 * 3);
+        /* links cost max(m, 1) times their length, as the window's do (a consistent heuristic);
+         * every fifth map keeps the fixture's cheap ones, which nothing may be proved on */
+        const bool cheap = map % 5 == 4;
+        for (uint32_t l = 0; !cheap && l < w.nlinks; l++) {
+            const nm_window_link *lk = &w.links[l];
+            const double dx = (double)(lk->to_cell % NX) - (double)(lk->from_cell % NX);
+            const double dy = (double)(lk->to_cell / NX) - (double)(lk->from_cell / NX);
+            w.links[l].cost = (1.0 + (double)(l % 3) * 0.5) * sqrt(dx * dx + dy * dy);
+        }
+        uint8_t *grown = malloc(NX * NY);
+        const nm_search_price price = map % 2 ? (nm_search_price){w.dist, 1.0F, 4.0F}
+                                              : (nm_search_price){NULL, 1.0F, 1.0F};
+        for (int c = 0; c < NX * NY; c++) /* holes: a tenth of the cells more out of lim */
+            if (xs_next(&x) % 10 == 0)
+                lim[c] = 0;
+        for (int j = 0; map % 3 == 1 && j < NY; j++) /* lim cut in two: only links cross */
+            lim[j * NX + NX / 2] = 0;
+        for (int k = 0; k < 60; k++) {
+            nm_ends e = random_core_ends(&w, &x, NX, NY);
+            const int kind = k % 3, n = kind == 0 ? 1 : 2 + (int)(xs_next(&x) % 12);
+            uint32_t c = (uint32_t)(xs_next(&x) % (NX * NY));
+            if (kind == 1 && w.nlinks) { /* the new cells start at a link's landing or foot */
+                const nm_window_link *lk = &w.links[(uint32_t)k % w.nlinks];
+                lim[c = k % 2 ? lk->to_cell : lk->from_cell] = 0;
+            }
+            lim[e.start_cell] = lim[e.goal_cell] = 1;
+            memcpy(grown, lim, NX * NY);
+            for (int a = 0; a < n; a++) { /* a random walk of new cells, or every hole */
+                if (kind == 2 && a == 0) {
+                    for (uint32_t h = 0; h < NX * NY; h++)
+                        grown[h] = (uint8_t)(grown[h] || xs_next(&x) % 8 == 0);
+                    break;
+                }
+                grown[c] = 1;
+                const int d = (int)(xs_next(&x) % 4);
+                const int i = (int)(c % NX) + (d == 0) - (d == 1), j = (int)(c / NX) + (d == 2) - (d == 3);
+                if (i >= 0 && j >= 0 && i < NX && j < NY)
+                    c = (uint32_t)(j * NX + i);
+            }
+            nm_span_search q0 = {{s.walk, lim}, price, NULL, NULL, NULL, 0.0, w.core};
+            nm_span_search q1 = q0;
+            q1.mask.b = grown;
+            uint32_t *sp0, *sp1, n0, n1;
+            uint8_t *via0, *via1;
+            double cost0, cost1;
+            int rc = nm_search_span_astar(&s, &q0, &e, &sp0, &via0, &n0, &cost0, &err);
+            cr_assert_geq(rc, 0, "%s", err.msg);
+            if (rc != 1)
+                continue;
+            const bool stand = nm_search_path_stands(&s, &q1, &e, lim, sp0[n0 - 1]);
+            rc = nm_search_span_astar(&s, &q1, &e, &sp1, &via1, &n1, &cost1, &err);
+            cr_assert_eq(rc, 1, "map %d, leg %d: a grown lim lost the path", map, k);
+            const bool same = n0 == n1 && cost0 == cost1 && !memcmp(sp0, sp1, n0 * sizeof *sp0) &&
+                              !memcmp(via0, via1, n0);
+            cr_assert(!(stand && cheap && w.nlinks), "map %d, leg %d: proved with cheap links", map, k);
+            if (stand)
+                cr_assert(same, "map %d, leg %d: proved to stand, but the grown search's path "
+                                "differs (cost %.17g vs %.17g, %u vs %u spans)",
+                          map, k, cost0, cost1, n0, n1);
+            stands += stand;
+            solved_again += !stand;
+            differs += !same;
+            nm_free(sp0);
+            nm_free(via0);
+            nm_free(sp1);
+            nm_free(via1);
+        }
+        free(grown);
+        random_raised_map_free(&w, &s, lim);
+    }
+    cr_log_info("%d paths stand, %d solved again (%d of them differ)", stands, solved_again,
+                differs);
+    cr_assert_gt(stands, 300, "paths proved to stand: %d", stands);
+    cr_assert_gt(differs, 100, "grown searches with another path: %d", differs);
+}
+
+Test(search, a_link_out_of_a_new_cell_is_a_new_edge)
+{
+    /* A pocket cell x (its one neighbour the cell west of it) joins lim, and a link from x
+     * crosses the wall straight to the goal's side: the path by the far link no longer stands,
+     * though x's steps offer nothing. It fails when a new span's links are not offered. */
+    enum { NX = 12, NY = 7 };
+    nm_window w;
+    BUILD(w, false, "############", "#....#.....#", "#..###.....#", "#....#.....#", "#..###.....#",
+          "#....#.....#", "############");
+    const uint32_t x = 3 * NX + 4;
+    w.links = calloc(3, sizeof *w.links);
+    w.links[0] = (nm_window_link){1 * NX + 4, 1 * NX + 6, fx_span(&w, 4, 1, 0), fx_span(&w, 6, 1, 0), 2.0, 0};
+    w.links[1] = (nm_window_link){x, 3 * NX + 6, fx_span(&w, 4, 3, 0), fx_span(&w, 6, 3, 0), 2.0, 1};
+    w.nlinks = 2;
+    nm_sctx s;
+    nm_error err = {0};
+    cr_assert_eq(nm_search_ctx_init(&s, &w, 1, &err), NM_OK, "%s", err.msg);
+    uint8_t lim[NX * NY], grown[NX * NY];
+    memset(grown, 1, sizeof grown);
+    memcpy(lim, grown, sizeof lim);
+    lim[x] = 0;
+    nm_ends e = {3 * NX + 1, 3 * NX + 10, fx_span(&w, 1, 3, 0), {fx_span(&w, 10, 3, 0)}, 1};
+    nm_span_search q = {{s.walk, lim}, {NULL, 1.0F, 1.0F}, NULL, NULL, NULL, 0.0, NULL};
+    uint32_t *sp, n;
+    uint8_t *via;
+    double cost;
+    cr_assert_eq(nm_search_span_astar(&s, &q, &e, &sp, &via, &n, &cost, &err), 1);
+    const uint32_t goal = sp[n - 1];
+    nm_free(sp);
+    nm_free(via);
+    nm_span_search q1 = q;
+    q1.mask.b = grown;
+    cr_assert_not(nm_search_path_stands(&s, &q1, &e, lim, goal));
+    double grown_cost;
+    cr_assert_eq(nm_search_span_astar(&s, &q1, &e, &sp, &via, &n, &grown_cost, &err), 1);
+    cr_assert_lt(grown_cost, cost - 1.0, "the link from x is the shorter way");
+    nm_free(sp);
+    nm_free(via);
+    nm_search_ctx_free(&s);
+    fx_free(&w);
+}
+
 Test(search, a_reach_check_that_fails_proves_no_span_search_succeeds_and_one_that_reaches_proves_a_link)
 {
     /* solve() skips both SpanAstar tries when nm_search_reach does not reach the goal cell. Random
