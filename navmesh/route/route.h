@@ -436,6 +436,8 @@ typedef struct nm_route_result {
     uint64_t window_cells;
     size_t peak_window_bytes;
     uint32_t windows_kept;    /* tiers that took the engine's kept window instead of building it */
+    int topo_from;            /* where the last search's topology layer was solved
+                                 (nm_search_topo_from: one thread, beside, proved, again) */
     char tier_notes[1024];    /* why each earlier tier was rejected */
     uint32_t region;
     uint32_t hop_index;       /* 台沿下落换类: index of the landing point, UINT32_MAX = none */

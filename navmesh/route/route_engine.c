@@ -1267,6 +1267,7 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
         }
         r->ms_window += ra.ms_window + rb.ms_window;
         r->windows_kept += ra.windows_kept + rb.windows_kept;
+        r->topo_from = rb.topo_from;
         r->ms_topo += ra.ms_topo + rb.ms_topo;
         r->ms_geo += ra.ms_geo + rb.ms_geo;
         r->ms_post += ra.ms_post + rb.ms_post;
@@ -1647,6 +1648,7 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     if (have_orc) nm_sight_oracle_free(&orc);
     r->ms_topo += sr->ms_topo;
     r->ms_geo += sr->ms_geo;
+    r->topo_from = (int)sr->topo_from;
     return qrc;
 }
 

@@ -1238,6 +1238,10 @@ static int run(leg *L, nm_error *err)
         end_checks(L);
         return NM_OK;
     }
+    o->topo_from = !A.started ? NM_TOPO_ONE
+                   : !taken   ? NM_TOPO_AGAIN
+                   : channel  ? NM_TOPO_PROVED
+                              : NM_TOPO_BESIDE;
     if (!taken) {
         if (!channel && ((rc = access_channel(L, err)) || o->status != NM_SEARCH_OK))
             return rc;

@@ -101,6 +101,14 @@ enum {
     NM_SEARCH_WARN_ALL_LINKS = 1u << 8   /* access chains were opened for every link */
 };
 
+/* Where the topology layer's solve was made (nm_search_result.topo_from). */
+typedef enum nm_search_topo_from {
+    NM_TOPO_ONE = 0,    /* after the baseline, one thread */
+    NM_TOPO_BESIDE = 1, /* beside the baseline, taken: its path had no link or drop */
+    NM_TOPO_PROVED = 2, /* beside the baseline, taken past its links or drops (proved to stand) */
+    NM_TOPO_AGAIN = 3   /* beside the baseline, dropped, and solved again after it */
+} nm_search_topo_from;
+
 /* A cell path: cell, span (UINT32_MAX at the cell level) and height per node; link[k] = 1 when
  * node k was reached over an off-mesh link from node k-1 (no ground between them). */
 typedef struct nm_search_path {
@@ -153,6 +161,7 @@ typedef struct nm_search_result {
     double gap_sx, gap_sy, gap_gx, gap_gy, gap_dist; /* px */
 
     double ms_topo, ms_geo; /* stage times (拓扑段, 几何段) */
+    nm_search_topo_from topo_from;
 
     struct nm_sctx *state; /* with req->keep_state: the window's search state, for the next search
                               on the same window (or nm_search_state_free) */

@@ -1596,14 +1596,16 @@ static bool odd_row_gate(void *ctx, uint32_t from_cell, double h_from, uint32_t 
 Test(search, two_threads_give_the_one_thread_result)
 {
     /* Random maps of floor, 5 m platforms (ledge drops; a gate refusing some) and walls with a
-     * few off-mesh links; legs whose baseline takes a link or a drop (the second thread's
-     * channel is dropped), plain ones (taken), small windows that escalate, unlinked channels
+     * few off-mesh links (on odd maps costing 1-2 times their length, as a window's); legs whose
+     * baseline takes a link or a drop (the second thread's topology path kept when proved to
+     * stand, else dropped), plain ones (taken), small windows that escalate, unlinked channels
      * (every link opened, the whole-window retry). Every result field equal with one and two
-     * threads. It fails when the second thread's channel is taken after a baseline through a
-     * link or a drop, or its warnings are not carried over. */
+     * threads, and some legs of each kind. It fails when the second thread's channel is taken
+     * after a baseline through a link or a drop, its path kept there unproved, or its warnings
+     * are not carried over. */
     enum { NX = 64, NY = 40 };
     uint64_t x = 0x9E3779B97F4A7C15ull;
-    int legs = 0, dropped = 0, taken = 0;
+    int legs = 0, dropped = 0, taken = 0, from[4] = {0};
     for (int map = 0; map < 6; map++) {
         char rows[NY][NX + 1];
         const char *rp[NY];
@@ -1633,7 +1635,13 @@ Test(search, two_threads_give_the_one_thread_result)
         }
         const int nl = map % 3 * 2;
         random_core_links(&w, &x, 0, nl, NX, NY, 9, 4.0);
-        for (int k = 0; k < 12; k++) {
+        for (int l = 0; map % 2 && l < nl; l++) { /* max(m, 1) times their length, as a window's */
+            const nm_window_link *lk = &w.links[l];
+            w.links[l].cost = (1.0 + (double)(l % 2)) *
+                              hypot((double)(lk->to_cell % NX) - (double)(lk->from_cell % NX),
+                                    (double)(lk->to_cell / NX) - (double)(lk->from_cell / NX));
+        }
+        for (int k = 0; k < 30; k++) {
             int si, sj, gi, gj;
             do {
                 si = (int)(xs_next(&x) % NX), sj = (int)(xs_next(&x) % NY);
@@ -1650,6 +1658,8 @@ Test(search, two_threads_give_the_one_thread_result)
             q.workers = 2;
             route(&w, &q, &two);
             expect_same_result(&one, &two, NX * NY, legs);
+            cr_assert_eq(one.topo_from, NM_TOPO_ONE, "leg %d: one thread", legs);
+            from[two.topo_from]++;
             bool plain = one.base.n > 0;
             for (uint32_t m = 1; m < one.base.n; m++)
                 plain = plain && !one.base.link[m] && one.base.h[m - 1] - one.base.h[m] <= NM_kClimb;
@@ -1661,7 +1671,11 @@ Test(search, two_threads_give_the_one_thread_result)
         }
         fx_free(&w);
     }
-    cr_log_info("%d legs: %d plain, %d through a link or a drop", legs, taken, dropped);
+    cr_log_info("%d legs: %d plain, %d through a link or a drop; topology solved beside the "
+                "baseline and taken %d, proved %d, solved again %d", legs, taken, dropped,
+                from[NM_TOPO_BESIDE], from[NM_TOPO_PROVED], from[NM_TOPO_AGAIN]);
+    cr_assert_gt(from[NM_TOPO_PROVED], 0, "no leg kept the second thread's path past a link or a drop");
+    cr_assert_gt(from[NM_TOPO_AGAIN], 0, "no leg solved the topology layer again");
     cr_assert_gt(dropped, 3, "legs whose baseline takes a link or a drop: %d", dropped);
     cr_assert_gt(taken, 20, "plain legs: %d", taken);
 }

@@ -35,7 +35,7 @@ echo "runs kept in $dir"
 python3 - "$dir" "$runs" <<'PY'
 import json, math, sys
 d, runs = sys.argv[1], int(sys.argv[2])
-TIMING = ('ms', 'cpu_ms', 'ns_per_cell', 'peak_window_bytes', 'bytes_per_cell', 'windows_kept', 'compare',
+TIMING = ('ms', 'cpu_ms', 'ns_per_cell', 'peak_window_bytes', 'bytes_per_cell', 'windows_kept', 'topo_from', 'compare',
           'plan_peak_bytes', 'plan_bytes_per_cell')
 def load(f): # end points -> every plan of that leg in the run, in order
     legs = {}

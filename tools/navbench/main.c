@@ -186,6 +186,13 @@ static uint64_t fnv_points(uint64_t h, const nm_route_points *p)
     return h;
 }
 
+/* nm_route_result.topo_from as navbench prints it. */
+static const char *topo_from_name(int f)
+{
+    static const char *const k_names[] = {"one", "beside", "proved", "again"};
+    return f >= 0 && f < 4 ? k_names[f] : "?";
+}
+
 static uint64_t plan_digest(const nm_route_result *r)
 {
     uint64_t h = 0xCBF29CE484222325ULL;
@@ -480,12 +487,12 @@ int main(int argc, char **argv)
         printf(",\"length\":%.3f,\"points\":{\"topology\":%u,\"taut\":%u,\"pulled\":%u,\"assembled\":%u,"
                "\"final\":%u},\"lifted\":%u,\"lift_max_px\":%.3f,\"unchecked_steps\":%u,\"pull_segments\":%u,"
                "\"drops\":%u,\"hop\":%s,\"waypoints\":%u,\"min_clearance\":%.3f,\"peak_window_bytes\":%zu,"
-               "\"windows_kept\":%u,"
+               "\"windows_kept\":%u,\"topo_from\":\"%s\","
                "\"bytes_per_cell\":%.2f,\"plan_peak_bytes\":%zu,\"plan_bytes_per_cell\":%.2f,\"self_check\":{\"checks\":%u,\"failures\":%u,\"walls\":%u,\"ends\":%u},"
                "\"warnings\":",
                r.length, r.dbg_topology.n, r.dbg_taut.n, r.dbg_pulled.n, r.dbg_assembled.n, r.npoints, nl, lmax, unc,
                segs, r.ndrops, r.hop_index != UINT32_MAX ? "true" : "false", r.nwaypoints, r.min_clearance,
-               r.peak_window_bytes, r.windows_kept, bytes_per_cell, plan_bytes, plan_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
+               r.peak_window_bytes, r.windows_kept, topo_from_name(r.topo_from), bytes_per_cell, plan_bytes, plan_per_cell, r.self_checks, r.self_check_failures, r.self_check_walls,
                r.self_check_ends);
         json_str(r.warnings);
         printf(",\"plan_digest\":\"%016llx\"", (unsigned long long)plan_digest(&r));
