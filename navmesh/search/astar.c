@@ -972,6 +972,8 @@ bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_e
     /* above what the float diagonal step (2.4e-8 under sqrt 2) and rounding can take from the
      * heuristic's consistency along a path of at most fg cells */
     G.margin = 1e-7 * (1.0 + fabs(G.fg));
+    if (q->give_up > 0.0 && G.fg + G.margin >= q->give_up)
+        return false; /* a new span popped near the goal's f could make the grown solve give up */
     /* the new cells' spans; a cell that left the mask, or an end among the new: solve again */
     uint32_t cap = 0;
     for (uint32_t c = 0; c < s->ncell; c++) {
