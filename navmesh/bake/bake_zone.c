@@ -691,6 +691,21 @@ static ghost_rec *region_ghost_at(const zone_work *zw, uint32_t r, uint32_t c)
     return lo < ro->nghosts && ro->ghosts[lo].cell == c ? &ro->ghosts[lo] : NULL;
 }
 
+/* A made-up cell's step of kGhostStep or more (its height is its neighbours' mean, so such cells
+ * can make a stair of small steps up a face the walkable mesh left a gap at) */
+static const double kGhostStep = 0.2; /* m */
+
+/* A solid standing on the step between cells a and b: the collision geometry crosses the segment
+ * between their centres from 0.1 m to 1.9 m above top, the higher of the two heights (a body on
+ * the step, the two surfaces left out). */
+static bool solid_on_step(const zone_work *zw, uint32_t a, uint32_t b, double top)
+{
+    double ua, va, ub, vb;
+    cell_centre(&zw->win, a, &ua, &va);
+    cell_centre(&zw->win, b, &ub, &vb);
+    return zw->opts->gap_blocked(zw->opts->drop_ctx, ua, va, ub, vb, top + 0.1, top + 1.9);
+}
+
 /* Step bits of the cells of a crack across a riser (issue 12; after step 7, which judges spans
  * only). Such a cell is made up (a Ghost record) at its side's height, so the face between the
  * crack's two sides lies between two Ghost records, or a Ghost and the other side's rim, and no
@@ -703,15 +718,19 @@ static ghost_rec *region_ghost_at(const zone_work *zw, uint32_t r, uint32_t c)
  * spans' bits without the bump and dip allowances (nm_grid_riser_pair_bits: at a top's corner the
  * diagonal step up from the foot read as a narrow bump): the partner is the region's record (span
  * or Ghost) in the neighbour column nearest the height within kClimb, and the bits go on the
- * record of the pair's first column. */
+ * record of the pair's first column. The other Ghost records of a gated bake (at their
+ * neighbours' mean) refuse a pair of kGhostStep or more with a solid standing on the step
+ * (solid_on_step): a few of them made a stair of small steps up a ramp's side (navcat-bridges at
+ * 0.70 and 0.71 px/m). */
 static void riser_crack_steps(zone_work *zw)
 {
+    const bool gated = zw->opts && zw->opts->gap_blocked;
     const nm_span_table *T = &zw->T;
     const int32_t nx = T->win.nx, ny = T->win.ny;
     for (uint32_t r = 0; r < zw->nreg; r++)
         for (size_t q = 0; q < zw->rout[r].nghosts; q++) {
             ghost_rec *g = &zw->rout[r].ghosts[q];
-            if (!g->raised) continue;
+            if (!g->raised && (!gated || (g->flags & NM_GRID_FILL))) continue;
             const int32_t i = (int32_t)(g->cell % (uint32_t)nx), j = (int32_t)(g->cell / (uint32_t)nx);
             for (int d = 0; d < 4; d++)
                 for (int s = 1; s >= -1; s -= 2) {
@@ -742,8 +761,15 @@ static void riser_crack_steps(zone_work *zw)
                     }
                     if (bd == INFINITY) continue;
                     /* bits of the pair from its first column in the canonical direction */
-                    uint8_t bits = s > 0 ? nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
-                                         : nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
+                    const int32_t fi = s > 0 ? i : ni, fj = s > 0 ? j : nj;
+                    uint8_t bits;
+                    if (g->raised)
+                        bits = s > 0 ? nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
+                                     : nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
+                    else if (fabs(g->h - hb) >= kGhostStep && solid_on_step(zw, g->cell, nc, fmax(g->h, hb)))
+                        bits = nm_grid_closed_pair_bits(T, zw->gate, zw->rid, r + 1, fi, fj, dx, dy);
+                    else
+                        continue;
                     if (!bits) continue;
                     bits = (uint8_t)(bits << (2 * d));
                     if (s > 0) g->steps |= bits;

@@ -351,6 +351,10 @@ uint8_t nm_grid_step_bits_at(const nm_span_table *t, const nm_fall_gate *gate, c
  * spans). For a height that is no span of the table (a made-up cell's Ghost record). */
 uint8_t nm_grid_step_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                                uint32_t r, int32_t i, int32_t j, int dx, int dy, double ha, double hb);
+/* Both steps of a pair refused (a solid stands across it), each unless the edge is crossed
+ * straight by the region's spans (as for every step bit). */
+uint8_t nm_grid_closed_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
+                                uint32_t r, int32_t i, int32_t j, int dx, int dy);
 /* nm_grid_step_pair_bits for a pair across a riser's face (a crack the bake levelled to its two
  * sides, riser_crack in bake_zone.c): a step up over kStepUp is refused as well where RiseOk's
  * narrow-bump or shallow-dip allowance (its steps 8 and 9) would pass it. */

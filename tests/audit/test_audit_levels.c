@@ -32,6 +32,7 @@ typedef struct level_case {
     uint32_t max_unexplained;
     uint32_t max_audit_failures;
     const char *reason;      /* why the counts are not 0 yet */
+    double px_per_m;         /* > 0: a zone config with this transform (real zones: 0.70-0.75) */
 } level_case;
 
 /* THE EXPECTATIONS (issue 12). Counts measured after the default bake's fixes (erosion strip given
@@ -103,6 +104,11 @@ static const level_case k_levels[] = {
      * joined to a start anchor 7 px away behind the 4.9 m door slab (最终判定's 8 px, no radius for
      * a declared start deck's anchor: tools/navaudit/README.md "start_snapped") */
     {"recast-dungeon-seed2", SRC_SHARED, "recast-dungeon/dungeon.obj", 1.0, "dungeon", 36, 2, 0, 0, ""},
+    /* navcat-bridges at a real zone's scale (0.70 px/m, navmesh/bake/README.md "A riser crack's
+     * corner"): 4 audit failures (solid) until a made-up cell's step with a solid standing on it
+     * was refused (twenty-seventh session): a route left the block's top (1.0 m) west onto a
+     * ramp's side at 1.64 m through a made-up cell at 1.35 m */
+    {"navcat-bridges-070", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 150, 13, 0, 0, "", 0.70},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -212,6 +218,14 @@ static void run_case(const char *name)
         snprintf(obj, sizeof obj, "%s/src/level.obj", dir);
         snprintf(cfg, sizeof cfg, "%s/src/zone.json", dir);
         lu_navbake(obj, cfg, dir, "");
+    } else if (c->px_per_m > 0) { /* a zone config with the case's transform */
+        snprintf(cfg, sizeof cfg, "%s/zone.json", dir);
+        FILE *f = fopen(cfg, "w");
+        cr_assert(f, "%s: cannot write", cfg);
+        fprintf(f, "{\"zones\":[{\"name\":\"%s\",\"transform\":[%.17g,0,%.17g,0]}]}\n", c->zone,
+                c->px_per_m, c->px_per_m);
+        fclose(f);
+        lu_navbake(obj, cfg, dir, extra);
     } else {
         lu_navbake(obj, NULL, dir, extra);
     }
@@ -268,6 +282,7 @@ Test(audit_levels, sauer_pandora, .timeout = 300) { run_case("sauer-pandora"); }
 Test(audit_levels, navcat_bridges_seed2, .timeout = 300) { run_case("navcat-bridges-seed2"); }
 Test(audit_levels, sauer_pandora_seed2, .timeout = 300) { run_case("sauer-pandora-seed2"); }
 Test(audit_levels, recast_dungeon_seed2, .timeout = 300) { run_case("recast-dungeon-seed2"); }
+Test(audit_levels, navcat_bridges_070, .timeout = 300) { run_case("navcat-bridges-070"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }
