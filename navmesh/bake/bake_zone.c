@@ -718,10 +718,11 @@ static bool solid_on_step(const zone_work *zw, uint32_t a, uint32_t b, double to
  * spans' bits without the bump and dip allowances (nm_grid_riser_pair_bits: at a top's corner the
  * diagonal step up from the foot read as a narrow bump): the partner is the region's record (span
  * or Ghost) in the neighbour column nearest the height within kClimb, and the bits go on the
- * record of the pair's first column. The other Ghost records of a gated bake (at their
- * neighbours' mean) refuse a pair of kGhostStep or more with a solid standing on the step
- * (solid_on_step): a few of them made a stair of small steps up a ramp's side (navcat-bridges at
- * 0.70 and 0.71 px/m). */
+ * record of the pair's first column. In a gated bake every Ghost record but a Fill (at its
+ * neighbours' mean, or a raised one at its side's height) also refuses a pair of kGhostStep or
+ * more with a solid standing on the step (solid_on_step): a few of them made a stair of small
+ * steps up a ramp's side (navcat-bridges at 0.70 and 0.71 px/m), and a raised one, whose pairs
+ * below kStepUp the riser's rule passes, a stair up a block's chamfered corner (0.74 px/m). */
 static void riser_crack_steps(zone_work *zw)
 {
     const bool gated = zw->opts && zw->opts->gap_blocked;
@@ -762,14 +763,13 @@ static void riser_crack_steps(zone_work *zw)
                     if (bd == INFINITY) continue;
                     /* bits of the pair from its first column in the canonical direction */
                     const int32_t fi = s > 0 ? i : ni, fj = s > 0 ? j : nj;
-                    uint8_t bits;
+                    uint8_t bits = 0;
                     if (g->raised)
                         bits = s > 0 ? nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
                                      : nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
-                    else if (fabs(g->h - hb) >= kGhostStep && solid_on_step(zw, g->cell, nc, fmax(g->h, hb)))
-                        bits = nm_grid_closed_pair_bits(T, zw->gate, zw->rid, r + 1, fi, fj, dx, dy);
-                    else
-                        continue;
+                    if (bits != 3 && gated && !(g->flags & NM_GRID_FILL) && fabs(g->h - hb) >= kGhostStep &&
+                        solid_on_step(zw, g->cell, nc, fmax(g->h, hb)))
+                        bits |= nm_grid_closed_pair_bits(T, zw->gate, zw->rid, r + 1, fi, fj, dx, dy);
                     if (!bits) continue;
                     bits = (uint8_t)(bits << (2 * d));
                     if (s > 0) g->steps |= bits;

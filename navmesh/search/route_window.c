@@ -811,6 +811,15 @@ static nm_search_price topo_price(const nm_window *w)
     return (nm_search_price){w->dist, (float)NM_kClrNarrow, (float)NM_kClrWide};
 }
 
+/* The channel's work arrays after their last use, the topology layer's solve on limw: the access
+ * chains' and chan0. */
+static void channel_done(leg *L)
+{
+    nm_search_access_free(&L->aw);
+    nm_free(L->chan0);
+    L->chan0 = NULL;
+}
+
 /* 拓扑层's solves: the clearance price on limw; when the ends are unlinked there, every link's
  * chains and one retry; then (last tier) the whole window. *topo: the result (found or not). */
 static int topology_solve(leg *L, solve_res *topo_out, nm_error *err)
@@ -844,9 +853,7 @@ static int topology_solve(leg *L, solve_res *topo_out, nm_error *err)
                 return rc;
         }
     }
-    nm_search_access_free(&L->aw); /* the access chains' last use */
-    nm_free(L->chan0);
-    L->chan0 = NULL;
+    channel_done(L);
     if (!topo.found) {
         if (L->req->small) {
             const int esc = topo.esc;
@@ -1199,9 +1206,7 @@ static bool ahead_finish_grown(leg *L, ahead *A, bool want, solve_res *topo)
         *topo = A->topo;
         memset(&A->topo, 0, sizeof A->topo);
         L->topo_lim = L->limw;
-        nm_search_access_free(&L->aw);
-        nm_free(L->chan0);
-        L->chan0 = NULL;
+        channel_done(L);
     }
     ahead_drop(A);
     return take;

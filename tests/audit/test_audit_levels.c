@@ -109,6 +109,16 @@ static const level_case k_levels[] = {
      * was refused (twenty-seventh session): a route left the block's top (1.0 m) west onto a
      * ramp's side at 1.64 m through a made-up cell at 1.35 m */
     {"navcat-bridges-070", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 150, 13, 0, 0, "", 0.70},
+    /* at 0.74 px/m: 2 audit failures (solid) until a raised made-up cell's step with a solid on
+     * it was refused too (twenty-eighth session): three records made a stair of 0.2-0.33 m steps
+     * up the middle island's chamfered 0.7 m corner. The 6 ours_only legs go up that corner where
+     * Recast's regions leave it (body does not fit, low ceiling), Detour partial. */
+    {"navcat-bridges-074", SRC_SHARED, "navcat-bridges/bridges.obj", 1.0, "bridges", 150, 13, 6,
+     0, "ours_only up the middle island's corner", 0.74},
+    /* at 0.72 px/m: leg 56 ends by a 9 m fall onto a goal 4 cm under the ledge (the article never
+     * makes the last point a landing); an audit failure (layer) until the audit judged such a fall
+     * as a drop (tools/navaudit README, "A fall onto the goal") */
+    {"recast-navtest-072", SRC_SHARED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 150, 13, 0, 0, "", 0.72},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -283,6 +293,8 @@ Test(audit_levels, navcat_bridges_seed2, .timeout = 300) { run_case("navcat-brid
 Test(audit_levels, sauer_pandora_seed2, .timeout = 300) { run_case("sauer-pandora-seed2"); }
 Test(audit_levels, recast_dungeon_seed2, .timeout = 300) { run_case("recast-dungeon-seed2"); }
 Test(audit_levels, navcat_bridges_070, .timeout = 300) { run_case("navcat-bridges-070"); }
+Test(audit_levels, navcat_bridges_074, .timeout = 300) { run_case("navcat-bridges-074"); }
+Test(audit_levels, recast_navtest_072, .timeout = 300) { run_case("recast-navtest-072"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

@@ -63,7 +63,12 @@ static const char *k_level =
     "f 65 57 64 68\nf 68 64 63 67\nf 67 63 58 66\nf 66 58 57 65\n"
     "g slab\n"
     "v 26.78 0.45 9.2\nv 27.5 0.45 9.2\nv 27.5 0.45 9.8\nv 26.78 0.45 9.8\n" /* 69-72 */
-    "f 69 70 71 72\n";
+    "f 69 70 71 72\n"
+    "g tower\n"
+    "v 32 4 1\nv 32 4 3\nv 36 4 3\nv 36 4 1\n"        /* 73-76: top, 4 m (a fall over kClimb) */
+    "f 73 74 75 76\n"
+    "v 30 0 0\nv 30 0 4\nv 40 0 4\nv 40 0 0\n"        /* 77-80: the floor round it */
+    "f 77 78 79 80\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -118,8 +123,8 @@ Test(audit_unit, level_geometry)
     uint32_t n;
     nm_audit_walkable(g_lv, &n);
     /* floor 5 quads, platform top, kerb top, shelf, block top, stage and lip tops: 11 quads = 22
-     * triangles (walls and sides are steep) */
-    cr_assert_eq(n, 22);
+     * triangles (walls and sides are steep); the tower's top and floor: 4 more */
+    cr_assert_eq(n, 26);
     double h[4];
     cr_assert_eq(nm_audit_surfaces(g_lv, 4, 8, 0, 10, h, 4), 2); /* platform top and the floor */
     cr_assert_float_eq(h[0], 3.0, 1e-6);
@@ -201,6 +206,34 @@ Test(audit_unit, a_drop_through_the_wall_is_blocked)
     const uint32_t drops[] = {1};
     nm_audit_report r = run(pts, 2, drops, 1);
     cr_assert_eq(r.kind, NM_AUDIT_DROP_BLOCKED, "%s (%d)", r.msg, (int)r.kind);
+}
+
+/* The article never makes the last point a landing (落点留余量: 首末两点不当落点), so a route may end
+ * by falling onto its goal without a drop-table entry: the audit walks the upper level to its edge
+ * and judges dropBlocked there, as for a declared drop. The planner judges the ledge at the goal
+ * cell's centre, so the platform may still cover the goal itself by less than half a cell's
+ * diagonal (recast-navtest at 0.72 px/m, seed 13 leg 56: by 4 cm); more than that is a walk that
+ * arrives on the upper level. */
+Test(audit_unit, a_fall_onto_the_goal_is_checked_as_a_drop)
+{
+    const double off[] = {34, 4, 2, 38, 0, 2};
+    nm_audit_report r = run(off, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_eq(r.drops_checked, 1);
+    const double beside[] = {34, 4, 2, 36.1, 0, 2}; /* the goal 0.1 m past the edge */
+    r = run(beside, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    cr_assert_eq(r.drops_checked, 1);
+    const double under[] = {34, 4, 2, 35.9, 0, 2}; /* 0.1 m under it: within 0.24 m */
+    r = run(under, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
+    const double deep[] = {34, 4, 2, 35.5, 0, 2}; /* 0.5 m under it */
+    r = run(deep, 2, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_LAYER, "%s", r.msg);
+    /* not the last segment: still a descent that is not a declared drop */
+    const double mid[] = {34, 4, 2, 38, 0, 2, 39, 0, 2};
+    r = run(mid, 3, NULL, 0);
+    cr_assert_eq(r.kind, NM_AUDIT_UNDECLARED_DROP, "%s", r.msg);
 }
 
 Test(audit_unit, climb_onto_the_platform)

@@ -605,6 +605,53 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
     return true;
 }
 
+/* The last segment falls by more than kClimb: the article never makes the last point a landing
+ * (落点留余量: 首末两点不当落点), so a fall onto the goal is not in the drop table. */
+static bool final_fall(const nm_audit_route *r, uint32_t i)
+{
+    return i + 2 == r->n && !is_drop(r, i + 1) && (double)r->heights[i] - r->heights[i + 1] > NM_kClimb;
+}
+
+/* Checks such a fall (its segment's walk arrived above the goal) as a declared drop is checked:
+ * the walk on the upper level to where it ends, then dropBlocked from there. The planner judges the ledge at the goal cell's centre while the
+ * goal lies anywhere in its cell, so the upper level may still cover the goal itself: it must then
+ * end within half a cell's diagonal past it along the segment (a body stepping off the edge falls
+ * onto the goal), else the walk arrives on the upper level (`layer`). */
+static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, double h_up, double h_goal)
+{
+    const nm_audit_level *lv = s->lv;
+    const double *a = r->xy + 2 * i, *b = a + 2;
+    double e[3], gx, gz;
+    if (!walk_segment(s, r, i, h_up, NAN, e)) return false;
+    nm_audit_px_to_world(lv, b[0], b[1], &gx, &gz);
+    if (hypot(e[0] - gx, e[1] - gz) < 1e-6 && surface_at(lv, gx, gz, 0, e[2], s->p->step)) {
+        /* still over the upper level at the goal: where does it end past it? */
+        const double du = b[0] - a[0], dv = b[1] - a[1], len = hypot(du, dv);
+        const double slack = NM_kCS * 0.70710678118654752;
+        bool ends = false;
+        for (double t = 0.01; len > 0 && t <= slack + 1e-9 && !ends; t += 0.01) {
+            double x, z;
+            nm_audit_px_to_world(lv, b[0] + du / len * t, b[1] + dv / len * t, &x, &z);
+            ends = !surface_at(lv, x, z, 0, e[2], s->p->step);
+        }
+        if (!ends) {
+            char why[128];
+            snprintf(why, sizeof why, "the walk arrives at %.3f m, the point reports the surface at %.3f m", e[2],
+                     h_goal);
+            fail_at(s, NM_AUDIT_LAYER, i, b[0], b[1], r->heights[i + 1], e[2], "", why);
+            return false;
+        }
+    }
+    double ta[3] = {e[0], e[2], e[1]}, lb[3] = {gx, h_goal, gz};
+    if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb)) {
+        double eu, ev;
+        nm_audit_world_to_px(lv, e[0], e[1], &eu, &ev);
+        fail_at(s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], e[2], "", "dropBlocked on the level");
+        return false;
+    }
+    return true;
+}
+
 int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, const nm_audit_params *p,
                          nm_audit_report *rep)
 {
@@ -651,7 +698,15 @@ int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, cons
             continue;
         }
         if (isnan(h0)) continue; /* only a snapped endpoint has no surface here */
-        if (!walk_segment(&s, r, i, h0, h1, NULL)) return NM_OK;
+        const nm_audit_report before = *rep;
+        if (!walk_segment(&s, r, i, h0, h1, NULL)) {
+            /* a walk that stays up where the goal lies below: a fall onto the goal (final_fall) */
+            const bool up = rep->kind == NM_AUDIT_LAYER || rep->kind == NM_AUDIT_UNDECLARED_DROP;
+            if (!up || !final_fall(r, i) || isnan(h1)) return NM_OK;
+            *rep = before;
+            rep->drops_checked++;
+            if (!fall_to_goal(&s, r, i, h0, h1)) return NM_OK;
+        }
     }
     return NM_OK;
 }
