@@ -119,6 +119,12 @@ static const level_case k_levels[] = {
      * makes the last point a landing); an audit failure (layer) until the audit judged such a fall
      * as a drop (tools/navaudit README, "A fall onto the goal") */
     {"recast-navtest-072", SRC_SHARED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 150, 13, 0, 0, "", 0.72},
+    /* at 0.70 px/m, seed 29: leg 79 goes up a ramp, drops off its end and walks back under it to
+     * the goal; the endpoint splice's collinear step took the landing out (the chain turns back
+     * along its own line) and the route's heights stayed on the ramp: an audit failure (layer)
+     * until only a point between its neighbours was taken as collinear (twenty-eighth session) */
+    {"recast-navtest-070-seed29", SRC_SHARED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 150, 29, 0, 0, "",
+     0.70},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -295,6 +301,7 @@ Test(audit_levels, recast_dungeon_seed2, .timeout = 300) { run_case("recast-dung
 Test(audit_levels, navcat_bridges_070, .timeout = 300) { run_case("navcat-bridges-070"); }
 Test(audit_levels, navcat_bridges_074, .timeout = 300) { run_case("navcat-bridges-074"); }
 Test(audit_levels, recast_navtest_072, .timeout = 300) { run_case("recast-navtest-072"); }
+Test(audit_levels, recast_navtest_070_seed29, .timeout = 300) { run_case("recast-navtest-070-seed29"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

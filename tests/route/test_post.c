@@ -196,6 +196,25 @@ Test(post, collinear_removal_tolerates_rounding_but_keeps_real_bends)
     cr_assert_eq(m, 5, "without a parent chain nothing collinear is removed");
 }
 
+/* A parent chain that turns back along its own line (off a ramp's end by a ledge drop, back under
+ * the ramp on the ground: recast-navtest at 0.70 px/m, seed 29 leg 79) keeps its turning point, the
+ * drop's landing; a point between its neighbours on the line still goes. */
+Test(post, collinear_removal_keeps_a_point_where_the_chain_turns_back)
+{
+    /* up the ramp to (33.875, -5.375), the landing at (34.125, -5.375), back to (32.625, -5.375) */
+    double in[] = {29.375, -1.875, 32.875, -5.125, 33.875, -5.375, 34.125, -5.375, 32.625, -5.375,
+                   32.375, -7.125};
+    double out[2 * 8];
+    uint32_t m = nm_post_splice(29.456, -1.831, in, 6, 32.431, -7.173, true, out);
+    cr_assert_eq(m, 6, "%u points", m);
+    cr_assert(out[6] == 34.125 && out[7] == -5.375, "the landing stays: (%g, %g)", out[6], out[7]);
+    cr_assert(out[8] == 32.625 && out[9] == -5.375);
+    /* straight on along the line: the middle point goes */
+    double on[] = {1.0, 0.0, 2.0, 0.0, 3.0, 0.0};
+    m = nm_post_splice(0, 0, on, 3, 4, 0, true, out);
+    cr_assert_eq(m, 2, "%u points", m);
+}
+
 Test(post, search_heights_match_forward_so_a_revisited_spot_gets_its_own_layer)
 {
     double pin[] = {0, 0, 1, 0, 2, 0, 1, 0, 0, 5};
