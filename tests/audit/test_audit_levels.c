@@ -125,6 +125,10 @@ static const level_case k_levels[] = {
      * until only a point between its neighbours was taken as collinear (twenty-eighth session) */
     {"recast-navtest-070-seed29", SRC_SHARED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 150, 29, 0, 0, "",
      0.70},
+    /* at 0.71 px/m, seed 41: leg 46 read as a body in a stair's riser (solid) until the audit
+     * listed the surfaces under a point once per height: the floor's many small triangles filled
+     * the list and cut off the step's top (tools/navaudit README, rule 5) */
+    {"sauer-pandora-071-seed41", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 150, 41, 0, 0, "", 0.71},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -302,6 +306,7 @@ Test(audit_levels, navcat_bridges_070, .timeout = 300) { run_case("navcat-bridge
 Test(audit_levels, navcat_bridges_074, .timeout = 300) { run_case("navcat-bridges-074"); }
 Test(audit_levels, recast_navtest_072, .timeout = 300) { run_case("recast-navtest-072"); }
 Test(audit_levels, recast_navtest_070_seed29, .timeout = 300) { run_case("recast-navtest-070-seed29"); }
+Test(audit_levels, sauer_pandora_071_seed41, .timeout = 300) { run_case("sauer-pandora-071-seed41"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

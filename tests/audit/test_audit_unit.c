@@ -17,8 +17,9 @@
  * 0.7 m (more than Recast's 0.5 m climb, less than kClimb); a stage x 14..18, z 8.6..9.8, top at
  * 2 m, its east edge a lip x 17.7..18 at 2.45 m (a step up, higher than the fall gate's 0.39 m); a slab x 26.78..27.5,
  * z 9.2..9.8, 0.45 m over the floor, facing down (a lip over the water: its west edge inside Recast's
- * column x 26.65..26.855). Floor quads are wound so that Recast finds them walkable ((b - a) x
- * (c - a) points up). */
+ * column x 26.65..26.855); a tower x 32..36, z 1..3, its top at 4 m over a 0.1 m slab (a fall
+ * over kClimb; its underside faces down), on a floor x 30..40, z 0..4. Floor quads are wound so
+ * that Recast finds them walkable ((b - a) x (c - a) points up). */
 static const char *k_level =
     "g floor\n"
     "v 0 0 0\nv 0 0 4\nv 30 0 4\nv 30 0 0\n"          /* 1-4: z 0..4 */
@@ -68,7 +69,9 @@ static const char *k_level =
     "v 32 4 1\nv 32 4 3\nv 36 4 3\nv 36 4 1\n"        /* 73-76: top, 4 m (a fall over kClimb) */
     "f 73 74 75 76\n"
     "v 30 0 0\nv 30 0 4\nv 40 0 4\nv 40 0 0\n"        /* 77-80: the floor round it */
-    "f 77 78 79 80\n";
+    "f 77 78 79 80\n"
+    "v 36 3.9 1\nv 36 3.9 3\nv 32 3.9 3\nv 32 3.9 1\n"  /* 81-84: its underside, facing down */
+    "f 81 82 83 84\n";
 
 static nm_obj g_obj;
 static nm_pack g_pack;
@@ -129,6 +132,38 @@ Test(audit_unit, level_geometry)
     cr_assert_eq(nm_audit_surfaces(g_lv, 4, 8, 0, 10, h, 4), 2); /* platform top and the floor */
     cr_assert_float_eq(h[0], 3.0, 1e-6);
     cr_assert_eq(nm_audit_surfaces(g_lv, 13, 5, 0, 0, h, 4), 0); /* the hole */
+}
+
+/* One entry a height: a floor of many small triangles within reach used to fill the list with its
+ * one height and cut off a step's top beside it (sauer-pandora at 0.71-0.74 px/m, seed 41 leg 46:
+ * the walk stayed on the floor and reported its body in the stair's riser). A floor of 0.05 m
+ * squares round (1, 1) and a step's top at 0.45 m from x 1.1 on. */
+Test(audit_unit, a_floor_of_many_triangles_leaves_room_for_the_step_beside_it)
+{
+    static char obj[64 * 1024];
+    int at = 0, v = 0;
+    for (int a = 0; a < 20; a++)
+        for (int b = 0; b < 20; b++) {
+            const double x0 = 0.5 + 0.05 * a, z0 = 0.5 + 0.05 * b, x1 = x0 + 0.05, z1 = z0 + 0.05;
+            if (x0 >= 1.1) continue;
+            at += snprintf(obj + at, sizeof obj - (size_t)at, "v %g 0 %g\nv %g 0 %g\nv %g 0 %g\nv %g 0 %g\nf %d %d %d %d\n",
+                           x0, z0, x0, z1, x1, z1, x1, z0, v + 1, v + 2, v + 3, v + 4);
+            v += 4;
+        }
+    at += snprintf(obj + at, sizeof obj - (size_t)at, "v 1.1 0.45 0.5\nv 1.1 0.45 1.5\nv 1.5 0.45 1.5\nv 1.5 0.45 0.5\nf %d %d %d %d\n",
+                   v + 1, v + 2, v + 3, v + 4);
+    nm_obj o;
+    nm_error err = {0};
+    cr_assert_eq(nm_obj_parse(obj, (size_t)at, "many.obj", &o, &err), NM_OK, "%s", err.msg);
+    nm_audit_level *lv = NULL;
+    cr_assert_eq(nm_audit_level_build(&o, NULL, 1.0, &g_pack, "unit", &lv, &err), NM_OK, "%s", err.msg);
+    double h[16];
+    const uint32_t n = nm_audit_surfaces(lv, 1.0, 1.0, 0.236, 0.0, h, 16);
+    cr_assert_eq(n, 2, "the floor and the step's top, once each (%u)", n);
+    cr_assert_float_eq(h[0], 0.0, 1e-9);
+    cr_assert_float_eq(h[1], 0.45, 1e-6);
+    nm_audit_level_free(lv);
+    nm_obj_free(&o);
 }
 
 Test(audit_unit, floor_route_passes)
@@ -224,7 +259,9 @@ Test(audit_unit, a_fall_onto_the_goal_is_checked_as_a_drop)
     r = run(beside, 2, NULL, 0);
     cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
     cr_assert_eq(r.drops_checked, 1);
-    const double under[] = {34, 4, 2, 35.9, 0, 2}; /* 0.1 m under it: within 0.24 m */
+    /* 0.1 m under it: within 0.24 m; the body falls past the edge and walks back (straight down
+     * at the goal the underside would block it) */
+    const double under[] = {34, 4, 2, 35.9, 0, 2};
     r = run(under, 2, NULL, 0);
     cr_assert_eq(r.kind, NM_AUDIT_OK, "%s", r.msg);
     const double deep[] = {34, 4, 2, 35.5, 0, 2}; /* 0.5 m under it */

@@ -304,6 +304,11 @@ uint32_t nm_audit_surfaces(const nm_audit_level *lv, double x, double z, double 
             for (uint32_t k = lv->bstart[c]; k < lv->bstart[c + 1]; k++) {
                 double th = 0;
                 if (!(tri_closest(lv->wt + 9 * (size_t)lv->blist[k], x, z, &th) <= reach)) continue;
+                /* one entry a height: a floor of many small triangles within reach (sauer-pandora)
+                 * filled the cap with one height and cut off a step's top beside it */
+                bool seen = false;
+                for (uint32_t i = 0; i < cnt && i < cap && !seen; i++) seen = fabs(h[i] - th) <= 1e-6;
+                if (seen) continue;
                 /* insert sorted by |th - near_h| (then lower first): deterministic */
                 if (cnt < cap) h[cnt] = th;
                 else if (cap == 0 || fabs(th - near_h) >= fabs(h[cap - 1] - near_h)) {
@@ -624,8 +629,11 @@ static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, do
     double e[3], gx, gz;
     if (!walk_segment(s, r, i, h_up, NAN, e)) return false;
     nm_audit_px_to_world(lv, b[0], b[1], &gx, &gz);
+    double ta[3] = {e[0], e[2], e[1]}, lb[3] = {gx, h_goal, gz};
     if (hypot(e[0] - gx, e[1] - gz) < 1e-6 && surface_at(lv, gx, gz, 0, e[2], s->p->step)) {
-        /* still over the upper level at the goal: where does it end past it? */
+        /* still over the upper level at the goal: where does it end past it? The body falls from
+         * there and walks back under the edge to the goal (the planner's chain does: its landing
+         * cell lies within 0.4 px of the goal, which the endpoint splice takes out) */
         const double du = b[0] - a[0], dv = b[1] - a[1], len = hypot(du, dv);
         const double slack = NM_kCS * 0.70710678118654752;
         bool ends = false;
@@ -633,6 +641,8 @@ static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, do
             double x, z;
             nm_audit_px_to_world(lv, b[0] + du / len * t, b[1] + dv / len * t, &x, &z);
             ends = !surface_at(lv, x, z, 0, e[2], s->p->step);
+            if (ends) lb[0] = x, lb[2] = z;
+            else ta[0] = x, ta[2] = z;
         }
         if (!ends) {
             char why[128];
@@ -642,11 +652,10 @@ static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, do
             return false;
         }
     }
-    double ta[3] = {e[0], e[2], e[1]}, lb[3] = {gx, h_goal, gz};
     if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb)) {
         double eu, ev;
-        nm_audit_world_to_px(lv, e[0], e[1], &eu, &ev);
-        fail_at(s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], e[2], "", "dropBlocked on the level");
+        nm_audit_world_to_px(lv, ta[0], ta[2], &eu, &ev);
+        fail_at(s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], ta[1], "", "dropBlocked on the level");
         return false;
     }
     return true;

@@ -41,8 +41,8 @@ double nm_audit_px_per_m(const nm_audit_level *lv);
 /* px -> world (x, z) and back. */
 void nm_audit_px_to_world(const nm_audit_level *lv, double u, double v, double *x, double *z);
 void nm_audit_world_to_px(const nm_audit_level *lv, double x, double z, double *u, double *v);
-/* Walkable surfaces under world (x, z) within `reach` m: their heights, nearest to `near_h`
- * first. Returns how many there are (writes up to cap). */
+/* Walkable surfaces under world (x, z) within `reach` m: their heights (one entry a height, to
+ * 1e-6 m), nearest to `near_h` first. Returns how many there are (writes up to cap). */
 uint32_t nm_audit_surfaces(const nm_audit_level *lv, double x, double z, double reach, double near_h,
                            double *h, uint32_t cap);
 /* The walkable triangles of the level (world m, 9 floats each) and their count. */
