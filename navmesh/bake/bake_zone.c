@@ -731,7 +731,8 @@ static void riser_crack_steps(zone_work *zw)
     for (uint32_t r = 0; r < zw->nreg; r++)
         for (size_t q = 0; q < zw->rout[r].nghosts; q++) {
             ghost_rec *g = &zw->rout[r].ghosts[q];
-            if (!g->raised && (!gated || (g->flags & NM_GRID_FILL))) continue;
+            const bool solid_rule = gated && !(g->flags & NM_GRID_FILL); /* solid_on_step judges it */
+            if (!g->raised && !solid_rule) continue;
             const int32_t i = (int32_t)(g->cell % (uint32_t)nx), j = (int32_t)(g->cell / (uint32_t)nx);
             for (int d = 0; d < 4; d++)
                 for (int s = 1; s >= -1; s -= 2) {
@@ -767,7 +768,7 @@ static void riser_crack_steps(zone_work *zw)
                     if (g->raised)
                         bits = s > 0 ? nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, i, j, dx, dy, g->h, hb)
                                      : nm_grid_riser_pair_bits(T, zw->gate, zw->rid, r + 1, ni, nj, dx, dy, hb, g->h);
-                    if (bits != 3 && gated && !(g->flags & NM_GRID_FILL) && fabs(g->h - hb) >= kGhostStep &&
+                    if (bits != 3 && solid_rule && fabs(g->h - hb) >= kGhostStep &&
                         solid_on_step(zw, g->cell, nc, fmax(g->h, hb)))
                         bits |= nm_grid_closed_pair_bits(T, zw->gate, zw->rid, r + 1, fi, fj, dx, dy);
                     if (!bits) continue;

@@ -199,10 +199,6 @@ uint8_t nm_grid_step_pair_bits(const nm_span_table *t, const nm_fall_gate *gate,
     return bits;
 }
 
-/* The bump and dip allowances are for narrow rises in a road; the sides of a levelled crack stand
- * either side of a face the collision geometry confirmed, and at a corner of the top the diagonal
- * step from the foot reads as a bump two cells wide (navcat-bridges at 0.73 px/m: the route
- * climbed a 1 m grass block's corner from the ground and walked on along its rim). */
 uint8_t nm_grid_closed_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                                 uint32_t r, int32_t i, int32_t j, int dx, int dy)
 {
@@ -210,6 +206,10 @@ uint8_t nm_grid_closed_pair_bits(const nm_span_table *t, const nm_fall_gate *gat
                      (edge_crossed(t, gate, rid, r, i + dx, j + dy, -dx, -dy) ? 0u : 2u));
 }
 
+/* The bump and dip allowances are for narrow rises in a road; the sides of a levelled crack stand
+ * either side of a face the collision geometry confirmed, and at a corner of the top the diagonal
+ * step from the foot reads as a bump two cells wide (navcat-bridges at 0.73 px/m: the route
+ * climbed a 1 m grass block's corner from the ground and walked on along its rim). */
 uint8_t nm_grid_riser_pair_bits(const nm_span_table *t, const nm_fall_gate *gate, const uint32_t *rid,
                                 uint32_t r, int32_t i, int32_t j, int dx, int dy, double ha, double hb)
 {

@@ -610,6 +610,17 @@ static bool walk_segment(audit_state *s, const nm_audit_route *r, uint32_t i, do
     return true;
 }
 
+/* The fall of segment i from take-off ta to landing lb (world x, height, z) passes dropBlocked on
+ * the level; else a `drop_blocked` failure at the take-off. */
+static bool fall_clear(audit_state *s, const nm_audit_route *r, uint32_t i, const double ta[3], const double lb[3])
+{
+    if (!s->lv->scene || !nm_occ_drop_blocked(s->lv->scene, ta, lb)) return true;
+    double eu, ev;
+    nm_audit_world_to_px(s->lv, ta[0], ta[2], &eu, &ev);
+    fail_at(s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], ta[1], "", "dropBlocked on the level");
+    return false;
+}
+
 /* The last segment falls by more than kClimb: the article never makes the last point a landing
  * (落点留余量: 首末两点不当落点), so a fall onto the goal is not in the drop table. */
 static bool final_fall(const nm_audit_route *r, uint32_t i)
@@ -618,10 +629,10 @@ static bool final_fall(const nm_audit_route *r, uint32_t i)
 }
 
 /* Checks such a fall (its segment's walk arrived above the goal) as a declared drop is checked:
- * the walk on the upper level to where it ends, then dropBlocked from there. The planner judges the ledge at the goal cell's centre while the
- * goal lies anywhere in its cell, so the upper level may still cover the goal itself: it must then
- * end within half a cell's diagonal past it along the segment (a body stepping off the edge falls
- * onto the goal), else the walk arrives on the upper level (`layer`). */
+ * the walk on the upper level to where it ends, then dropBlocked from there. The planner judges
+ * the ledge at the goal cell's centre while the goal lies anywhere in its cell, so the upper level
+ * may still cover the goal itself: it must then end within half a cell's diagonal past it along
+ * the segment, else the walk arrives on the upper level (`layer`). */
 static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, double h_up, double h_goal)
 {
     const nm_audit_level *lv = s->lv;
@@ -652,13 +663,7 @@ static bool fall_to_goal(audit_state *s, const nm_audit_route *r, uint32_t i, do
             return false;
         }
     }
-    if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb)) {
-        double eu, ev;
-        nm_audit_world_to_px(lv, ta[0], ta[2], &eu, &ev);
-        fail_at(s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], ta[1], "", "dropBlocked on the level");
-        return false;
-    }
-    return true;
+    return fall_clear(s, r, i, ta, lb);
 }
 
 int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, const nm_audit_params *p,
@@ -694,12 +699,7 @@ int nm_audit_route_check(const nm_audit_level *lv, const nm_audit_route *r, cons
             lb[1] = isnan(h1) ? r->heights[i + 1] : h1;
             if (!walk_segment(&s, r, i, ta[1], NAN, e)) return NM_OK;
             ta[0] = e[0], ta[1] = e[2], ta[2] = e[1];
-            if (lv->scene && nm_occ_drop_blocked(lv->scene, ta, lb)) {
-                double eu, ev;
-                nm_audit_world_to_px(lv, e[0], e[1], &eu, &ev);
-                fail_at(&s, NM_AUDIT_DROP_BLOCKED, i, eu, ev, r->heights[i], ta[1], "", "dropBlocked on the level");
-            }
-            if (rep->kind) return NM_OK;
+            if (!fall_clear(&s, r, i, ta, lb)) return NM_OK;
             continue;
         }
         if (is_link(lv, a, b, tol_px)) {
