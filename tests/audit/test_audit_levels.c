@@ -129,6 +129,12 @@ static const level_case k_levels[] = {
      * listed the surfaces under a point once per height: the floor's many small triangles filled
      * the list and cut off the step's top (tools/navaudit README, rule 5) */
     {"sauer-pandora-071-seed41", SRC_SHARED, "sauer-pandora/pandora.obj", 0.12, "pandora", 150, 41, 0, 0, "", 0.71},
+    /* at 0.71 px/m, seed 53: legs 14 and 75 stood on a span 0.88 m under a 42° slope (audit
+     * wrong_height), a clamped sample of a thin walkable-mesh triangle that is no sliver by the
+     * ratio, until the Recast path also cut triangles whose clamped samples land more than
+     * kStepUp off (twenty-ninth session, navmesh/bake/README.md "Thin triangles on a steep slope") */
+    {"recast-undulating-071-seed53", SRC_SHARED, "recast-undulating/undulating.obj", 1.0, "undulating", 150, 53, 0, 0, "",
+     0.71},
     {"bundled-godot-navlevel", SRC_BUNDLED, "godot-navlevel/level_mesh.obj", 1.0, "level_mesh", 20, 2, 0, 0, ""},
     {"bundled-recast-navtest", SRC_BUNDLED, "recast-navtest/nav_test.obj", 1.0, "nav_test", 20, 2, 0, 0, ""},
     {"demo-town", SRC_DEMO, "level.obj", 1.0, "demo", 4, 7, 0, 0, ""},
@@ -307,6 +313,7 @@ Test(audit_levels, navcat_bridges_074, .timeout = 300) { run_case("navcat-bridge
 Test(audit_levels, recast_navtest_072, .timeout = 300) { run_case("recast-navtest-072"); }
 Test(audit_levels, recast_navtest_070_seed29, .timeout = 300) { run_case("recast-navtest-070-seed29"); }
 Test(audit_levels, sauer_pandora_071_seed41, .timeout = 300) { run_case("sauer-pandora-071-seed41"); }
+Test(audit_levels, recast_undulating_071_seed53, .timeout = 300) { run_case("recast-undulating-071-seed53"); }
 Test(audit_levels, recast_undulating_seed2, .timeout = 300) { run_case("recast-undulating-seed2"); }
 Test(audit_levels, bundled_godot_navlevel, .timeout = 300) { run_case("bundled-godot-navlevel"); }
 Test(audit_levels, bundled_recast_navtest, .timeout = 300) { run_case("bundled-recast-navtest"); }

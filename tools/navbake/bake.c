@@ -169,14 +169,15 @@ static int walkable_recast(bake_ctx *b, uint32_t zi, zone_mesh *m)
     m->t = out.tris;
     m->area = out.areas;
     m->nt = out.tri_count;
-    /* Recast's detail mesh has slivers, which Rasterize's clamped samples turn into spans far
-     * under a slope (sliver.h): split them into pieces within two planner cells (the cell's
-     * smaller side in metres; u = sx x, v = -sz z). */
+    /* Recast's detail mesh has slivers and thin triangles on steep slopes, which Rasterize's
+     * clamped samples turn into spans far under the slope (sliver.h): split them on the zone's
+     * cells. */
     const float *t4 = b->cfg->zones[zi].t;
     double px_m = fmax(fabs((double)t4[0]), fabs((double)t4[2]));
     if (px_m > 0.0 && isfinite(px_m)) {
         int changed;
-        rc = nm_bake_split_slivers(&m->v, &m->nv, &m->t, &m->area, &m->nt, 2.0 * NM_kCS / px_m, &changed);
+        const nm_sliver_grid g = {t4[0], t4[1], t4[2], t4[3]};
+        rc = nm_bake_split_slivers(&m->v, &m->nv, &m->t, &m->area, &m->nt, &g, &changed);
         if (rc) nm_fail(&m->err, rc, "sliver split: out of memory");
     }
 done:
