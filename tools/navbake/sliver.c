@@ -145,7 +145,7 @@ static bool clamp_far(const float *v, const uint32_t *t, const nm_sliver_grid *g
     const double r = 0.5 * NM_kCS;
     const double i0 = floor(umin / NM_kCS), j0 = floor(vmin / NM_kCS);
     const double ni = floor(umax / NM_kCS) - i0, nj = floor(vmax / NM_kCS) - j0;
-    if (!(ni < 65536.0 && nj < 65536.0)) return false; /* no mesh triangle is 16 384 px wide */
+    if (!(ni < 4096.0 && nj < 4096.0)) return false; /* a walkable-mesh triangle is far smaller */
     for (int32_t dj = 0; dj <= (int32_t)nj; dj++)
         for (int32_t di = 0; di <= (int32_t)ni; di++) {
             const double p[2] = {(i0 + di + 0.5) * NM_kCS, (j0 + dj + 0.5) * NM_kCS};
