@@ -7,7 +7,9 @@
 #   bash tools/audit_levels.sh [LEGS] [SEED]        # defaults 60 legs, seed 1; build/ must exist
 #
 # Env: NM_SHARED_DATA (default ../shared/data), NM_AUDIT_OUT (default out/audit_levels), NM_BUILD
-# (default build).
+# (default build), NM_AUDIT_PX_M (a list of px/m, e.g. "0.70 0.71 0.75": each level is baked once a
+# value with a zone transform [s, 0, s, 0] instead of the default config, the real zones' scales;
+# the row's level reads name@s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 legs=${1:-60}
@@ -30,18 +32,30 @@ navcat-bridges:bridges.obj:1
 sauer-pandora:pandora.obj:0.12"
 printf '| level | legs | ours ok | Detour complete | agree | narrow | ours drop/link | channel longer | goal snapped | start snapped | recast ledge | recast radius | ours fails | ours longer | ours only | other layer | no poly | unexplained | audit failures | bake s | bake peak MB |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+pxm=${NM_AUDIT_PX_M:-default}
+for px in $pxm; do
 while IFS=: read -r name obj scale; do
-  dir="$out/$name"
+  zone=${obj%.obj}
+  if [ "$px" = default ]; then
+    row=$name dir="$out/$name" cfg=()
+  else
+    row=$name@$px dir="$out/$name@$px"
+  fi
   mkdir -p "$dir"
-  /usr/bin/time -v -o "$dir/time.txt" "$bake" --obj "$data/levels/$name/$obj" --scale "$scale" --out "$dir" --quiet \
-    > "$dir/bake.log" 2>&1 || { echo "| $name | bake failed: $(tail -1 "$dir/bake.log") |"; continue; }
+  if [ "$px" != default ]; then
+    printf '{"zones":[{"name":"%s","transform":[%s,0,%s,0]}]}\n' "$zone" "$px" "$px" > "$dir/zone.json"
+    cfg=(--zone "$dir/zone.json")
+  fi
+  /usr/bin/time -v -o "$dir/time.txt" "$bake" --obj "$data/levels/$name/$obj" --scale "$scale" "${cfg[@]}" --out "$dir" --quiet \
+    > "$dir/bake.log" 2>&1 || { echo "| $row | bake failed: $(tail -1 "$dir/bake.log") |"; continue; }
   secs=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$dir/time.txt")
   kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
-  zone=${obj%.obj}
-  "$audit" --obj "$data/levels/$name/$obj" --scale "$scale" --pack "$dir/base.nav.gz" --zone "$zone" \
+  acfg=()
+  [ "$px" != default ] && acfg=(--config "$dir/zone.json")
+  "$audit" --obj "$data/levels/$name/$obj" --scale "$scale" "${acfg[@]}" --pack "$dir/base.nav.gz" --zone "$zone" \
     --random "$legs" --seed "$seed" --report > "$dir/audit.txt" 2> "$dir/audit.err" || {
-    echo "| $name | audit failed: $(tail -1 "$dir/audit.err") |"; continue; }
-  python3 - "$dir/audit.txt" "$name" "$secs" "$kb" <<'PY'
+    echo "| $row | audit failed: $(tail -1 "$dir/audit.err") |"; continue; }
+  python3 - "$dir/audit.txt" "$row" "$secs" "$kb" <<'PY'
 import json, sys
 rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 c = rep["classes"]
@@ -52,4 +66,5 @@ print("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %
     int(sys.argv[4]) / 1024.0))
 PY
 done <<< "$levels"
+done
 echo "(per-leg disagreements: $out/LEVEL/audit.txt)"
