@@ -257,3 +257,33 @@ Test(sliver, thin_triangle_on_a_steep_slope_is_split_on_the_zone_cells)
     nm_free(t2);
     nm_free(ar2);
 }
+
+Test(sliver, degenerate_and_huge_triangles_end)
+{
+    /* A triangle flat in plan (its corners on one line, 2 m apart in height) gets clamped samples
+     * far off at any size: the cuts stop at an eighth of a cell. One 5000 px wide on a slope is
+     * over the 4096-cell bound and left whole. NaN corners are left whole. */
+    const float v0[] = {0, 0, 0, 3, 2, 0, 1.5f, 1, 0,                       /* flat in plan */
+                        0, 0, 10, 5000, 4000, 10, 0, 0, 5010,               /* huge, sloped */
+                        NAN, 0, 0, 1, 1, 1, 2, 0, 2};                       /* NaN */
+    const uint32_t t0[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    float *v = dup_f(v0, 27);
+    uint32_t *t = dup_u(t0, 9);
+    uint8_t *ar = nm_calloc(3, 1);
+    uint32_t nv = 9, nt = 3;
+    int changed = 0;
+    cr_assert_eq(nm_bake_split_slivers(&v, &nv, &t, &ar, &nt, &kUnitGrid, &changed), NM_OK);
+    /* the 3 m line ends in halves of pieces over an eighth of a cell (0.03125 m here): 192 at
+     * most, plus the two whole triangles (measured: 50 pieces; 4114 with the floor at a 1024th
+     * of a cell) */
+    cr_assert_leq(nt, 192u + 2u, "%u triangles", nt);
+    uint32_t whole = 0;
+    for (uint32_t i = 0; i < nt; i++)
+        for (uint32_t k = 3; k < 9; k += 3)
+            whole += memcmp(v + 3 * t[3 * i], v0 + 3 * k, 3 * sizeof(float)) == 0 &&
+                     memcmp(v + 3 * t[3 * i + 1], v0 + 3 * (k + 1), 3 * sizeof(float)) == 0;
+    cr_assert_eq(whole, 1, "the huge triangle is left whole"); /* the NaN one compares unequal */
+    nm_free(v);
+    nm_free(t);
+    nm_free(ar);
+}
