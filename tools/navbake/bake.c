@@ -173,13 +173,10 @@ static int walkable_recast(bake_ctx *b, uint32_t zi, zone_mesh *m)
      * clamped samples turn into spans far under the slope (sliver.h): split them on the zone's
      * cells. */
     const float *t4 = b->cfg->zones[zi].t;
-    double px_m = fmax(fabs((double)t4[0]), fabs((double)t4[2]));
-    if (px_m > 0.0 && isfinite(px_m)) {
-        int changed;
-        const nm_sliver_grid g = {t4[0], t4[1], t4[2], t4[3]};
-        rc = nm_bake_split_slivers(&m->v, &m->nv, &m->t, &m->area, &m->nt, &g, &changed);
-        if (rc) nm_fail(&m->err, rc, "sliver split: out of memory");
-    }
+    const nm_sliver_grid grid = {t4[0], t4[1], t4[2], t4[3]};
+    int changed;
+    rc = nm_bake_split_slivers(&m->v, &m->nv, &m->t, &m->area, &m->nt, &grid, &changed);
+    if (rc) nm_fail(&m->err, rc, "sliver split: out of memory");
 done:
     nm_free(pos);
     nm_free(tris);

@@ -2,9 +2,9 @@
 #include "sliver.h"
 
 #include "base/base.h"
+#include "grid/grid.h"
 
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,109 +82,83 @@ static int sliver_edge(const float *v, const uint32_t *t, double target)
     return L > NM_kSliverRatio * h ? k : -1;
 }
 
-/* Rasterize's height for the cell centre p (px) from triangle q (u, v px; h m) with vertex a as
- * its first: barycentric (t, s) along a -> b, a -> c (formula 30), clamped t to [0, 1], then s to
- * [0, 1 - t] (formula 31); false when the centre lies inside (no clamp). */
-static bool clamped_height(const double q[3][3], int a, int b, int c, const double *p, double *h)
-{
-    const double e1u = q[b][0] - q[a][0], e1v = q[b][1] - q[a][1];
-    const double e2u = q[c][0] - q[a][0], e2v = q[c][1] - q[a][1];
-    const double pu = p[0] - q[a][0], pv = p[1] - q[a][1];
-    double D = e1u * e2v - e1v * e2u;
-    if (fabs(D) < 1e-12) D = 1e-12;
-    double t = (pu * e2v - pv * e2u) / D, s = (e1u * pv - e1v * pu) / D;
-    if (t >= -1e-12 && s >= -1e-12 && t + s <= 1.0 + 1e-12) return false;
-    t = fmin(fmax(t, 0.0), 1.0);
-    s = fmin(fmax(s, 0.0), 1.0 - t);
-    *h = q[a][2] + t * (q[b][2] - q[a][2]) + s * (q[c][2] - q[a][2]);
-    return true;
-}
-
-/* The triangle's height at its outline's point nearest p (px). */
-static double nearest_height(const double q[3][3], const double *p)
+/* The triangle's height at its outline's point nearest p (px; q in u, v px and h m). */
+static double nearest_height(const float q[3][3], const double *p)
 {
     double best = INFINITY, h = q[0][2];
     for (int k = 0; k < 3; k++) {
-        const double *a = q[k], *b = q[(k + 1) % 3];
-        const double du = b[0] - a[0], dv = b[1] - a[1], l2 = du * du + dv * dv;
+        const float *a = q[k], *b = q[(k + 1) % 3];
+        const double du = (double)b[0] - a[0], dv = (double)b[1] - a[1], l2 = du * du + dv * dv;
         double f = l2 > 0.0 ? ((p[0] - a[0]) * du + (p[1] - a[1]) * dv) / l2 : 0.0;
         f = fmin(fmax(f, 0.0), 1.0);
         const double eu = a[0] + f * du - p[0], ev = a[1] + f * dv - p[1], d = eu * eu + ev * ev;
-        if (d < best) { best = d; h = a[2] + f * (b[2] - a[2]); }
+        if (d < best) { best = d; h = a[2] + f * ((double)b[2] - a[2]); }
     }
     return h;
 }
 
-/* Does a cell the triangle only touches (formula 29's test passes, its centre outside) get a
- * clamped sample more than kStepUp from the triangle's own height nearest its centre, in any
+/* Does Rasterize (nm_grid_rasterize, on the zone's cells) give a cell the triangle only touches
+ * (ins = 0) a sample more than kStepUp from the triangle's own height nearest its centre, in any
  * vertex order? Such a sample is a span under (or over) the surface a character could be routed
  * onto. Both heights lie between the corners' lowest and highest, so a triangle spanning kStepUp
- * or less never does. */
-static bool clamp_far(const float *v, const uint32_t *t, const nm_sliver_grid *g)
+ * or less never does. 1 yes, 0 no, NM_ERR_NOMEM. smp: the caller's scratch. */
+static int clamp_far(const float *v, const uint32_t *t, const nm_sliver_grid *g, nm_grid_samples *smp)
 {
-    double q[3][3];
-    double lo = INFINITY, hi = -INFINITY;
+    float q[3][3]; /* u, v px; h m: the rasteriser's input */
     for (int k = 0; k < 3; k++) {
         const float *w = v + 3 * (size_t)t[k];
-        q[k][0] = g->sx * w[0] + g->tx;
-        q[k][1] = g->ty - g->sz * w[2];
+        q[k][0] = (float)(g->sx * w[0] + g->tx);
+        q[k][1] = (float)(g->ty - g->sz * w[2]);
         q[k][2] = w[1];
-        lo = fmin(lo, q[k][2]);
-        hi = fmax(hi, q[k][2]);
     }
-    if (!(hi - lo > NM_kStepUp)) return false;
+    const double lo = fmin(q[0][2], fmin(q[1][2], q[2][2])), hi = fmax(q[0][2], fmax(q[1][2], q[2][2]));
+    if (!(hi - lo > NM_kStepUp)) return 0;
     double L2 = 0.0; /* pieces of an eighth of a cell or less are left: the cuts end, on a
                           triangle flat in plan too */
     for (int k = 0; k < 3; k++) {
-        const double du = q[(k + 1) % 3][0] - q[k][0], dv = q[(k + 1) % 3][1] - q[k][1];
+        const double du = (double)q[(k + 1) % 3][0] - q[k][0], dv = (double)q[(k + 1) % 3][1] - q[k][1];
         L2 = fmax(L2, du * du + dv * dv);
     }
-    if (!(L2 > NM_kCS * NM_kCS / 64.0)) return false;
-    const double umin = fmin(q[0][0], fmin(q[1][0], q[2][0])), umax = fmax(q[0][0], fmax(q[1][0], q[2][0]));
-    const double vmin = fmin(q[0][1], fmin(q[1][1], q[2][1])), vmax = fmax(q[0][1], fmax(q[1][1], q[2][1]));
-    const double r = 0.5 * NM_kCS;
-    const double i0 = floor(umin / NM_kCS), j0 = floor(vmin / NM_kCS);
-    const double ni = floor(umax / NM_kCS) - i0, nj = floor(vmax / NM_kCS) - j0;
-    if (!(ni < 4096.0 && nj < 4096.0)) return false; /* a walkable-mesh triangle is far smaller */
-    for (int32_t dj = 0; dj <= (int32_t)nj; dj++)
-        for (int32_t di = 0; di <= (int32_t)ni; di++) {
-            const double p[2] = {(i0 + di + 0.5) * NM_kCS, (j0 + dj + 0.5) * NM_kCS};
-            bool touch = true; /* formula 29: the box against each edge's normal */
-            for (int k = 0; k < 3 && touch; k++) {
-                const double *a = q[k], *b = q[(k + 1) % 3];
-                const double nu = -(b[1] - a[1]), nv = b[0] - a[0];
-                double pmin = INFINITY, pmax = -INFINITY;
-                for (int m = 0; m < 3; m++) {
-                    const double d = nu * (q[m][0] - p[0]) + nv * (q[m][1] - p[1]);
-                    pmin = fmin(pmin, d);
-                    pmax = fmax(pmax, d);
-                }
-                const double rk = r * (fabs(nu) + fabs(nv));
-                touch = !(pmax < -rk || pmin > rk);
-            }
-            if (!touch) continue;
-            static const int ord[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
-            double hc, hn = 0.0;
-            for (int o = 0; o < 6 && clamped_height(q, ord[o][0], ord[o][1], ord[o][2], p, &hc); o++) {
-                if (o == 0) hn = nearest_height(q, p); /* the centre is outside */
-                if (fabs(hc - hn) > NM_kStepUp) return true;
-            }
+    if (!(L2 > NM_kCS * NM_kCS / 64.0)) return 0;
+    const double i0 = floor(fmin(q[0][0], fmin(q[1][0], q[2][0])) / NM_kCS);
+    const double j0 = floor(fmin(q[0][1], fmin(q[1][1], q[2][1])) / NM_kCS);
+    const double ni = floor(fmax(q[0][0], fmax(q[1][0], q[2][0])) / NM_kCS) - i0 + 1.0;
+    const double nj = floor(fmax(q[0][1], fmax(q[1][1], q[2][1])) / NM_kCS) - j0 + 1.0;
+    if (!(ni <= 4096.0 && nj <= 4096.0)) return 0; /* a walkable-mesh triangle is far smaller */
+    const nm_grid_window win = {i0 * NM_kCS, j0 * NM_kCS, (int32_t)ni, (int32_t)nj};
+    static const uint32_t ord[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+    for (int o = 0; o < 6; o++) {
+        const nm_grid_mesh m = {&q[0][0], 3, ord[o], 1, NULL};
+        nm_error err = {0};
+        smp->n = 0;
+        int rc = nm_grid_rasterize(&win, &m, smp, &err);
+        if (rc) return rc == NM_ERR_NOMEM ? NM_ERR_NOMEM : 0; /* a window the grid refuses: left */
+        /* the last sample is the centroid's (second pass), not a clamp */
+        for (size_t k = 0; k + 1 < smp->n; k++) {
+            if (smp->ins[k]) continue;
+            const double p[2] = {win.x0 + ((double)(smp->cell[k] % (uint32_t)win.nx) + 0.5) * NM_kCS,
+                                 win.y0 + ((double)(smp->cell[k] / (uint32_t)win.nx) + 0.5) * NM_kCS};
+            if (fabs((double)smp->h[k] - nearest_height(q, p)) > NM_kStepUp) return 1;
         }
-    return false;
+    }
+    return 0;
 }
 
 int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t **areas, uint32_t *nt,
                           const nm_sliver_grid *g, int *changed)
 {
     *changed = 0;
-    /* two planner cells, in metres along the map's finer axis */
-    const double target = 2.0 * NM_kCS / fmax(fabs(g->sx), fabs(g->sz));
+    /* two planner cells, in metres along the map's finer axis; none on a squashed map */
+    const double px_m = fmax(fabs(g->sx), fabs(g->sz));
+    if (!(px_m > 0.0 && isfinite(px_m))) return NM_OK;
+    const double target = 2.0 * NM_kCS / px_m;
     float *v = *verts;
     uint32_t *t = *tris;
     uint8_t *ar = *areas;
     uint32_t n_v = *nv, n_t = *nt;
     uint32_t *rep = NULL, *mid = NULL, *gm = NULL;
     edge_key *e = NULL;
+    nm_grid_samples smp = {0}; /* clamp_far's scratch, kept across its calls */
     int rc = NM_OK;
     /* Representatives: the lowest id of each set of equal vertices (midpoints are new). */
     rep = nm_malloc(sizeof(uint32_t) * (size_t)(n_v ? n_v : 1));
@@ -221,7 +195,11 @@ int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t 
         size_t marked = 0;
         for (uint32_t i = 0; i < n_t; i++) {
             int k = sliver_edge(v, t + 3 * (size_t)i, target);
-            if (k < 0 && clamp_far(v, t + 3 * (size_t)i, g)) k = longest_edge(v, t + 3 * (size_t)i);
+            if (k < 0) {
+                int far = clamp_far(v, t + 3 * (size_t)i, g, &smp);
+                if (far < 0) { rc = far; goto done; }
+                if (far) k = longest_edge(v, t + 3 * (size_t)i);
+            }
             if (k >= 0) { gm[mid[3 * (size_t)i + k]] = 1; marked++; }
         }
         if (marked == 0) break;
@@ -311,6 +289,7 @@ int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t 
         *changed = 1;
     }
 done:
+    nm_grid_samples_free(&smp);
     nm_free(rep);
     nm_free(gm);
     nm_free(e);

@@ -30,8 +30,8 @@ typedef struct nm_sliver_grid {
  * Its longest edge is cut at its midpoint, and so are the triangles sharing the edge; a triangle
  * cut anywhere is cut at its longest edge too (longest-edge bisection, so the neighbours do not
  * turn into fans of thin pieces); round after round until none is left. The arrays are replaced
- * only when something was split; *changed tells. Deterministic (triangle order). NM_OK or
- * NM_ERR_NOMEM. */
+ * only when something was split; *changed tells. A transform without a finite, non-zero scale
+ * splits nothing. Deterministic (triangle order). NM_OK or NM_ERR_NOMEM. */
 int nm_bake_split_slivers(float **verts, uint32_t *nv, uint32_t **tris, uint8_t **areas, uint32_t *nt,
                           const nm_sliver_grid *g, int *changed);
 
