@@ -84,7 +84,7 @@ static void progress(const nm_bake_grid_opts *o, const char *step, double f)
 /* Sample points of a wall, spaced <= 0.1 px (StampWalls' rule; WallsAtLayer uses the same). */
 static size_t wall_samples(const nm_grid_wall *w)
 {
-    double L = hypot(w->x1 - w->x0, w->y1 - w->y0);
+    double L = nm_hypot(w->x1 - w->x0, w->y1 - w->y0);
     double n = ceil(L / (0.4 * NM_kCS));
     if (!(n >= 1.0)) n = 1.0;
     if (n > 1e7) n = 1e7;

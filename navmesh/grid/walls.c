@@ -74,7 +74,7 @@ int nm_grid_stamp_walls(const nm_span_table *t, const nm_grid_wall *walls, size_
             return nm_fail(err, NM_ERR_ARG, "StampWalls: wall %zu (triangle %u edge %u): not finite",
                            e, (unsigned)wl->tri, (unsigned)wl->edge);
         double hbar = (wl->h0 + wl->h1) / 2.0;
-        double len = hypot(wl->x1 - wl->x0, wl->y1 - wl->y0);
+        double len = nm_hypot(wl->x1 - wl->x0, wl->y1 - wl->y0);
         double steps = ceil(len / (WALL_SAMPLE_SUB * NM_kCS));
         if (steps < 1.0)
             steps = 1.0;

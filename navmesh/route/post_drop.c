@@ -38,7 +38,7 @@ static uint32_t find_ledge(const nm_window *w, const double *xy, uint32_t n, uin
     float hu = hd[i - 1];
     for (uint32_t k = i; k < n - 1; ++k) {
         const double *a = xy + 2 * (size_t)(k - 1), *b = xy + 2 * (size_t)k;
-        double L = hypot(b[0] - a[0], b[1] - a[1]);
+        double L = nm_hypot(b[0] - a[0], b[1] - a[1]);
         long steps = (long)ceil(L / (NM_kCS / 4)); /* every 1/16 px */
         if (steps < 1)
             steps = 1;
@@ -129,7 +129,7 @@ static double upper_dist(const nm_window *w, uint32_t c, float h, float h_up, do
                 continue;
             double gx = fmax(0.0, fabs((double)(i - ci)) - 0.5) * NM_kCS;
             double gy = fmax(0.0, fabs((double)(j - cj)) - 0.5) * NM_kCS;
-            double d = hypot(gx, gy);
+            double d = nm_hypot(gx, gy);
             if (d >= best)
                 continue;
             uint32_t first, cnt = nm_span_cell_spans(&w->spans, (uint32_t)(j * nx + i), &first);
@@ -259,7 +259,7 @@ int nm_post_drop_margins(const nm_window *w, nm_sight_oracle *o, double *xy, uin
                     if (seen[si] == stamp)
                         continue;
                     double ax = w->win.x0 + (a + 0.5) * NM_kCS, ay = w->win.y0 + (b + 0.5) * NM_kCS;
-                    double dd = hypot(ax - ox, ay - oy);
+                    double dd = nm_hypot(ax - ox, ay - oy);
                     if (dd > grow)
                         continue;
                     uint32_t nc = (uint32_t)(b * nx + a);

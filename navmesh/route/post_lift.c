@@ -113,7 +113,7 @@ uint32_t nm_post_lift_corners(const nm_window *w, nm_sight_view *hard, nm_sight_
             double W[2] = {w->win.x0 + ((double)(cand[k].c % (uint32_t)nx) + 0.5) * NM_kCS,
                            w->win.y0 + ((double)(cand[k].c / (uint32_t)nx) + 0.5) * NM_kCS};
             /* (1) not onto a neighbour */
-            if (hypot(W[0] - A[0], W[1] - A[1]) < 0.125 || hypot(W[0] - B[0], W[1] - B[1]) < 0.125)
+            if (nm_hypot(W[0] - A[0], W[1] - A[1]) < 0.125 || nm_hypot(W[0] - B[0], W[1] - B[1]) < 0.125)
                 continue;
             /* (2) clearance along the new chords */
             double m2 = fmin(nm_sight_seg_min_clr(w->dist, &w->win, A[0], A[1], W[0], W[1]),
@@ -203,7 +203,7 @@ bool nm_post_heights_walk(nm_sight_oracle *o, const double *xy, uint32_t n, floa
         uint32_t f = pos;
         double bd = INFINITY;
         for (uint32_t i = pos; i < m; ++i) { /* nearest pull input point, forward only */
-            double d = hypot(pin[2 * (size_t)i] - p[0], pin[2 * (size_t)i + 1] - p[1]);
+            double d = nm_hypot(pin[2 * (size_t)i] - p[0], pin[2 * (size_t)i + 1] - p[1]);
             if (d < bd) {
                 bd = d;
                 f = i;

@@ -48,13 +48,13 @@ uint32_t nm_post_splice(double sx, double sy, const double *xy, uint32_t n, doub
         if (k < n) {
             x = xy[2 * k];
             y = xy[2 * k + 1];
-            if (!(hypot(x - sx, y - sy) > 0.4 && hypot(x - gx, y - gy) > 0.4))
+            if (!(nm_hypot(x - sx, y - sy) > 0.4 && nm_hypot(x - gx, y - gy) > 0.4))
                 continue;
         } else {
             x = gx;
             y = gy;
         }
-        if (!(hypot(x - out[2 * (m - 1)], y - out[2 * (m - 1) + 1]) > 1e-9)) {
+        if (!(nm_hypot(x - out[2 * (m - 1)], y - out[2 * (m - 1) + 1]) > 1e-9)) {
             if (k == n) { /* the goal replaces a duplicate of itself */
                 out[2 * (m - 1)] = x;
                 out[2 * (m - 1) + 1] = y;
@@ -83,7 +83,7 @@ uint32_t nm_post_splice(double sx, double sy, const double *xy, uint32_t n, doub
         double bx = out[2 * k], by = out[2 * k + 1];
         double cx = out[2 * (k + 1)], cy = out[2 * (k + 1) + 1];
         double cr = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
-        if (fabs(cr) <= 1e-9 * fmax(1.0, hypot(cx - ax, cy - ay)) &&
+        if (fabs(cr) <= 1e-9 * fmax(1.0, nm_hypot(cx - ax, cy - ay)) &&
             (bx - ax) * (cx - bx) + (by - ay) * (cy - by) >= 0.0)
             continue;
         out[2 * r] = bx;
@@ -154,7 +154,7 @@ static int probe_tri(void *ctx, uint32_t t)
 static bool line_drivable(const nm_zone_clean *zc, double ax, double ay, double bx, double by,
                           double h_start)
 {
-    double L = hypot(bx - ax, by - ay);
+    double L = nm_hypot(bx - ax, by - ay);
     long N = (long)floor(L / 0.5);
     if (N < 1)
         N = 1;
@@ -181,7 +181,7 @@ bool nm_post_zone_drivable(void *ctx, double ax, double ay, double bx, double by
     const nm_zone_clean *zc = ctx;
     if (!line_drivable(zc, ax, ay, bx, by, h_start))
         return false;
-    double L = hypot(bx - ax, by - ay);
+    double L = nm_hypot(bx - ax, by - ay);
     if (!(half_width > 0) || !(L > 0))
         return true;
     double ux = (bx - ax) / L, uy = (by - ay) / L;

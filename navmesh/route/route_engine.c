@@ -859,7 +859,7 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     r->length = 0;
     r->min_clearance = INFINITY;
     for (uint32_t k = 0; k + 1 < r->npoints; k++)
-        r->length += hypot(r->xy[2 * k + 2] - r->xy[2 * k], r->xy[2 * k + 3] - r->xy[2 * k + 1]);
+        r->length += nm_hypot(r->xy[2 * k + 2] - r->xy[2 * k], r->xy[2 * k + 3] - r->xy[2 * k + 1]);
     for (uint32_t k = 0; r->clearance && k < r->npoints; k++)
         if (r->clearance[k] < r->min_clearance) r->min_clearance = r->clearance[k];
     if (!isfinite(r->min_clearance)) r->min_clearance = 0;
@@ -1055,7 +1055,7 @@ static int collect_hops(nm_route_engine *e, int bz, const nm_window *w, uint16_t
         h.lx = w->win.x0 + (bi + 0.5) * NM_kCS;
         h.ly = w->win.y0 + (bj + 0.5) * NM_kCS;
         h.lh = hb;
-        h.score = hypot(h.tx - q->sx, h.ty - q->sy) + hypot(h.lx - q->gx, h.ly - q->gy);
+        h.score = nm_hypot(h.tx - q->sx, h.ty - q->sy) + nm_hypot(h.lx - q->gx, h.ly - q->gy);
         h.comp = 0;
         cand[nc++] = h;
     }
@@ -1252,7 +1252,7 @@ static int try_hops(nm_route_engine *e, const nm_route_request *q, const hop *ho
         r->heights = hh;
         r->npoints = n;
         r->length = ra.length + rb.length +
-                    hypot(rb.xy[0] - ra.xy[2 * (ra.npoints - 1)], rb.xy[1] - ra.xy[2 * (ra.npoints - 1) + 1]);
+                    nm_hypot(rb.xy[0] - ra.xy[2 * (ra.npoints - 1)], rb.xy[1] - ra.xy[2 * (ra.npoints - 1) + 1]);
         r->min_clearance = fmin(ra.min_clearance, rb.min_clearance);
         r->ok = true;
         r->code = NM_ROUTE_OK;
@@ -1694,7 +1694,7 @@ static int final_refusal(nm_route_engine *e, const nm_route_request *q, const pl
         r->gap_sy = w->win.y0 + ((double)(c / (uint32_t)w->win.nx) + 0.5) * NM_kCS;
         r->gap_gx = q->gx;
         r->gap_gy = q->gy;
-        r->gap_dist = hypot(r->gap_gx - r->gap_sx, r->gap_gy - r->gap_sy);
+        r->gap_dist = nm_hypot(r->gap_gx - r->gap_sx, r->gap_gy - r->gap_sy);
     }
     if (hopping || ps->deck || sr->goal_cut_off || sr->snap_start > NM_kSnapRadius) return NM_OK;
     nm_pick_rec gr;

@@ -43,7 +43,7 @@ const char *nm_tier_kind_name(nm_tier_kind k)
 
 double nm_tier_leg_cells(const nm_tier_leg *leg)
 {
-    return hypot(leg->gx - leg->sx, leg->gy - leg->sy) / NM_kCS;
+    return nm_hypot(leg->gx - leg->sx, leg->gy - leg->sy) / NM_kCS;
 }
 
 /* 窗口分档: C_k = kRatio0 * kRatioStep^k * L + kCostSlack. */
@@ -231,7 +231,7 @@ unsigned nm_route_region_sides(const nm_cell_rect *win, const nm_cell_rect *regi
 
 static double f_sum(double x, double y, double si, double sj, double gi, double gj)
 {
-    return hypot(x - si, y - sj) + hypot(x - gi, y - gj);
+    return nm_hypot(x - si, y - sj) + nm_hypot(x - gi, y - gj);
 }
 
 /* 小窗结果的检查: limit2 — F is convex, its minimum outside the trust zone lies on the zone's

@@ -510,7 +510,7 @@ static double cell_dist(const nm_sctx *s, uint32_t a, uint32_t b)
 {
     double dx = (double)(a % s->nx) - (double)(b % s->nx);
     double dy = (double)(a / s->nx) - (double)(b / s->nx);
-    return hypot(dx, dy);
+    return nm_hypot(dx, dy);
 }
 
 static bool is_goal(const nm_ends *e, uint32_t k)
@@ -746,7 +746,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 double ndp = gu + (double)((len * 0.5F) * (pr_u + pr_v));
                 uint32_t np = u;
                 if (chord_from && !drop && pr_v <= 1.0F) {
-                    double cd = gpu + hypot(pi - (double)vi, pj - (double)vj);
+                    double cd = gpu + nm_hypot(pi - (double)vi, pj - (double)vj);
                     if (cd < ndp - NM_SEARCH_EPS) {
                         np = pu;
                         ndp = cd;
@@ -758,7 +758,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                     nv->par = np;
                     nv->state = NM_ST_OPEN | (drop ? NM_ST_VIA : 0);
                     const double fv =
-                        ndp + hypot((double)vi - (double)gi, (double)vj - (double)gj);
+                        ndp + nm_hypot((double)vi - (double)gi, (double)vj - (double)gj);
                     if (was_open) {
                         nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                     } else {

@@ -153,7 +153,7 @@ int nm_search_locate_gap_ctx(nm_sctx *s, uint32_t start_span, const uint32_t *go
     {
         double ex = ((double)(best % s->nx) - (double)(src[best] % s->nx)) * NM_kCS;
         double ey = ((double)(best / s->nx) - (double)(src[best] / s->nx)) * NM_kCS;
-        *dist_px = hypot(ex, ey);
+        *dist_px = nm_hypot(ex, ey);
     }
     rc = 1;
 done:

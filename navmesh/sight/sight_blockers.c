@@ -196,7 +196,7 @@ bool nm_sight_blocked(nm_sight_blockers *b, double px, double py, double qx, dou
     }
     epoch_next(b);
     const uint32_t ep = b->epoch;
-    double L = hypot(qx - px, qy - py);
+    double L = nm_hypot(qx - px, qy - py);
     int64_t ns = (int64_t)floor(L / (BKT / 2)) + 1; /* floor(L/2) + 2 points, spacing < 2 px */
     for (int64_t k = 0; k <= ns; ++k) {
         double f = (double)k / (double)ns;
@@ -233,7 +233,7 @@ bool nm_sight_blocked(nm_sight_blockers *b, double px, double py, double qx, dou
 bool nm_sight_off_mask(const nm_grid_window *win, const uint8_t *mask, double px, double py,
                        double qx, double qy)
 {
-    double L = hypot(qx - px, qy - py);
+    double L = nm_hypot(qx - px, qy - py);
     if (!isfinite(L))
         return true;
     int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;

@@ -121,7 +121,7 @@ bool nm_sight_crosses_step(const nm_window *w, double px, double py, double qx, 
  * |(ax, ay)| to the last non-empty column. */
 static float up_allow(int64_t ax, int64_t ay)
 {
-    double dd = hypot((double)ax, (double)ay);
+    double dd = nm_hypot((double)ax, (double)ay);
     return (float)(fmax(NM_kStepUp, NM_kSlope * dd * NM_kCS) + NM_kQH);
 }
 

@@ -182,7 +182,7 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8
 bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double px, double py, double qx,
                              double qy)
 {
-    double L = hypot(qx - px, qy - py);
+    double L = nm_hypot(qx - px, qy - py);
     if (!isfinite(L))
         return true;
     int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;

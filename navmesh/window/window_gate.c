@@ -276,7 +276,7 @@ static int proj_visit(void *ctx, uint32_t t)
            c[3] = {V[2]->u, V[2]->v, V[2]->h};
     closest_on_tri(p, a, b, c, q);
     double qx = q[0], qy = q[1], qh = q[2];
-    double d = hypot(qx - pc->x, qy - pc->y), dh = fabs(qh - pc->h);
+    double d = nm_hypot(qx - pc->x, qy - pc->y), dh = fabs(qh - pc->h);
     if (d > kProjRadius || dh > kProjBand) return 0;
     /* (distance, height difference), then the lower triangle number: independent of bucket order */
     if (!pc->found || d < pc->d || (d == pc->d && (dh < pc->dh || (dh == pc->dh && t < pc->tri)))) {

@@ -56,7 +56,7 @@ double nm_zone_closest_on_tri(const nm_zone_clean *zc, uint32_t t, double x, dou
             int k1 = (k + 1) % 3;
             double ex, ey;
             closest_on_seg(x, y, ux[k], vy[k], ux[k1], vy[k1], &ex, &ey);
-            double d = hypot(ex - x, ey - y);
+            double d = nm_hypot(ex - x, ey - y);
             if (d < best) {
                 best = d;
                 qx = ex;

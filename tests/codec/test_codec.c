@@ -1,6 +1,7 @@
 /* test_codec.c — the shared encodings: cursor bounds, varints, zigzag, FNV-1a, zlib streams,
  * gzip / raw files, the worker pool, the error record and the allocator. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 
 #include "base/base.h"
 #include "codec/codec.h"
@@ -449,6 +453,93 @@ Test(parallel, small_inputs_run_serially_and_the_limit_is_four)
     cr_assert_eq(nm_workers_for(100, 4), 1);
     cr_assert_eq(nm_workers_for(1 << 20, 16), 4);
     cr_assert_eq(nm_workers_for(1 << 20, 2), 2);
+}
+
+/* ---- hypot ------------------------------------------------------------------------------------ */
+static uint64_t hyp_state = 0x9E3779B97F4A7C15u;
+static uint64_t hyp_next(void) /* xorshift64: the same pairs on every run */
+{
+    hyp_state ^= hyp_state << 13;
+    hyp_state ^= hyp_state >> 7;
+    hyp_state ^= hyp_state << 17;
+    return hyp_state;
+}
+
+static double hyp_unit(void)
+{
+    return (double)(hyp_next() >> 11) * 0x1p-53;
+}
+
+/* A pair of the kinds the planner and the bake pass: cell offsets, px coordinates, values of
+ * every magnitude, one far smaller than the other, quarter cells, and any bits at all. */
+static void hyp_pair(long k, double *x, double *y)
+{
+    switch (k % 6) {
+    case 0:
+        *x = (double)((int64_t)(hyp_next() % 200001) - 100000);
+        *y = (double)((int64_t)(hyp_next() % 200001) - 100000);
+        break;
+    case 1:
+        *x = (hyp_unit() - 0.5) * 4000.0;
+        *y = (hyp_unit() - 0.5) * 4000.0;
+        break;
+    case 2:
+        *x = ldexp(hyp_unit(), (int)(hyp_next() % 1200) - 600);
+        *y = ldexp(hyp_unit(), (int)(hyp_next() % 1200) - 600);
+        break;
+    case 3:
+        *x = (hyp_unit() - 0.5) * 1e7;
+        *y = *x * ldexp(hyp_unit(), -(int)(hyp_next() % 70));
+        break;
+    case 4:
+        *x = (double)(hyp_next() % 4000) * 0.25;
+        *y = (double)(hyp_next() % 4000) * 0.125;
+        break;
+    default: {
+        const uint64_t a = hyp_next(), b = hyp_next();
+        memcpy(x, &a, sizeof a);
+        memcpy(y, &b, sizeof b);
+    }
+    }
+}
+
+Test(hypot, gives_the_c_librarys_bits_where_glibc_is_2_35_or_later)
+{
+#ifdef __GLIBC__
+    int major = 0, minor = 0;
+    if (sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
+        (major == 2 && minor < 35))
+        cr_skip_test("glibc %s computes hypot another way", gnu_get_libc_version());
+    long differ = 0;
+    for (long k = 0; k < 3000000; k++) {
+        double x, y;
+        hyp_pair(k, &x, &y);
+        const double a = hypot(x, y), b = nm_hypot(x, y);
+        if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b)) && differ++ < 5)
+            cr_log_error("hypot(%.17g, %.17g): C library %.17g, ours %.17g", x, y, a, b);
+    }
+    cr_assert_eq(differ, 0, "%ld of 3 M pairs differ", differ);
+#else
+    cr_skip_test("not glibc");
+#endif
+}
+
+Test(hypot, is_within_an_ulp_of_the_root_and_keeps_the_edge_values)
+{
+    /* below 2^26 an integer pair's squares and their sum are exact, so sqrt rounds the root once */
+    for (long k = 0; k < 1000000; k++) {
+        const double x = (double)((int64_t)(hyp_next() % 120001) - 60000);
+        const double y = (double)((int64_t)(hyp_next() % 120001) - 60000);
+        const double r = sqrt(x * x + y * y), h = nm_hypot(x, y);
+        cr_assert(fabs(h - r) <= nextafter(r, INFINITY) - r, "hypot(%g, %g) = %.17g, root %.17g", x, y, h, r);
+        cr_assert(h == nm_hypot(y, x) && h == nm_hypot(-x, y) && h == nm_hypot(x, -y));
+    }
+    cr_assert_eq(nm_hypot(3.0, 4.0), 5.0);
+    cr_assert_eq(nm_hypot(0.0, -7.5), 7.5);
+    cr_assert_eq(nm_hypot(0.0, 0.0), 0.0);
+    cr_assert_eq(nm_hypot(1e300, 1e300), hypot(1e300, 1e300)); /* past the kernel: the library */
+    cr_assert(isinf(nm_hypot(INFINITY, NAN)) && isinf(nm_hypot(-1.0, -INFINITY)));
+    cr_assert(isnan(nm_hypot(NAN, 1.0)));
 }
 
 /* ---- errors and the allocation hook ---------------------------------------------------------- */
