@@ -83,10 +83,11 @@ bool nm_mul_ok(size_t a, size_t b, size_t *out);
 size_t nm_alloc_fail_after(size_t n);
 
 /* ---- hypot ----------------------------------------------------------------------------------- */
-/* sqrt(x² + y²) as glibc 2.35 and later computes it (Borges, "An Improved Algorithm for
- * hypot(a,b)", ACM TOMS 2021: the rounded root, then one correction step from its residual,
- * without fused multiply-add), the same operations in the same order, so the same bits: the plans
- * and packs made with that C library's hypot stay bit-identical. Why our own: the distances that
+/* sqrt(x² + y²) as glibc 2.35 and later computes it on x86-64 (Borges, "An Improved Algorithm
+ * for hypot(a,b)", ACM TOMS 2021: the rounded root, then one correction step from its residual,
+ * without fused multiply-add, which glibc uses only where every machine of the target has it),
+ * the same operations in the same order, so the same bits: the plans and packs made with that C
+ * library's hypot stay bit-identical. Why our own: the distances that
  * decide a search (SpanAstar's heuristic, a chord's cost, a sight line's length) no longer depend
  * on the C library the plugin or the bake runs with (glibc before 2.35, and other libraries, round
  * some of them the other way, and the pinned plan digests would differ there), and the search's
