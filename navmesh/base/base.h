@@ -87,13 +87,13 @@ size_t nm_alloc_fail_after(size_t n);
  * for hypot(a,b)", ACM TOMS 2021: the rounded root, then one correction step from its residual,
  * without fused multiply-add, which glibc uses only where every machine of the target has it),
  * the same operations in the same order, so the same bits: the plans and packs made with that C
- * library's hypot stay bit-identical. Why our own: the distances that
- * decide a search (SpanAstar's heuristic, a chord's cost, a sight line's length) no longer depend
- * on the C library the plugin or the bake runs with (glibc before 2.35, and other libraries, round
- * some of them the other way, and the pinned plan digests would differ there), and the search's
- * relaxation no longer calls out (1.4 % fewer instructions in SpanAstar). Arguments beyond the
- * kernel's range (non-finite, above 2^511, or the smaller one below 2^-511 and not 0) go to the C
- * library, as no coordinate of a zone does. */
+ * library's hypot stay bit-identical. Why our own: the distances that decide a search
+ * (SpanAstar's heuristic, a chord's cost, a sight line's length) no longer depend on the C library
+ * the plugin or the bake runs with (glibc before 2.35, glibc with fused multiply-add and other
+ * libraries round some of them the other way, and the pinned plan digests would differ there),
+ * and the search's relaxation no longer calls out (1.4 % fewer instructions in SpanAstar).
+ * Arguments beyond the kernel's range (non-finite, above 2^511, or the smaller one below 2^-511
+ * and not 0) go to the C library, as no coordinate of a zone does. */
 static inline double nm_hypot(double x, double y)
 {
     double ax = fabs(x), ay = fabs(y);
