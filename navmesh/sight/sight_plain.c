@@ -142,6 +142,19 @@ void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
     }
 }
 
+/* The plain distance of line cell k: the ground field's, or the smaller of the two fields'. */
+static inline unsigned plain_at(const nm_sight_line *l, uint32_t nx, const uint8_t *on_far,
+                                const uint8_t *ground_far, int64_t k)
+{
+    int64_t x, y;
+    nm_sight_line_cell(l, k, &x, &y);
+    const size_t c = (size_t)y * nx + (size_t)x;
+    return on_far && on_far[c] < ground_far[c] ? on_far[c] : ground_far[c];
+}
+
+/* The line is walked from both ends at once until the walks meet (the answer does not depend on
+ * the order, and the two chains of loads overlap): line cells k + 1 .. k + d - 2 and
+ * k - 1 .. k - d + 2 lie within d - 2 of cell k, whose distance d vouches for them. */
 bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8_t *ground_far,
                           uint32_t from_span, uint32_t to_span)
 {
@@ -149,14 +162,18 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8
     const uint32_t a = w->spans.sp_cell[from_span], b = w->spans.sp_cell[to_span];
     nm_sight_line l;
     nm_sight_line_init(&l, a % nx, a / nx, b % nx, b / nx);
-    for (int64_t k = 0; k <= l.n;) {
-        int64_t x, y;
-        nm_sight_line_cell(&l, k, &x, &y);
-        const size_t c = (size_t)y * nx + (size_t)x;
-        const unsigned d = on_far && on_far[c] < ground_far[c] ? on_far[c] : ground_far[c]; /* plain */
+    int64_t lo = 0, hi = l.n; /* line cells lo .. hi are left to look at */
+    while (lo <= hi) {
+        const unsigned d = plain_at(&l, nx, on_far, ground_far, lo);
         if (d < 2)
             return false; /* near a cell that is not plain: the full check decides */
-        k += d - 1;       /* line cells k + 1 .. k + d - 2 lie within d - 2 of this one */
+        lo += d - 1;
+        if (lo > hi)
+            break;
+        const unsigned e = plain_at(&l, nx, on_far, ground_far, hi);
+        if (e < 2)
+            return false;
+        hi -= e - 1;
     }
     return true;
 }
@@ -167,63 +184,96 @@ bool nm_sight_plain_clear(const nm_window *w, const uint8_t *on_far, const uint8
 #define NM_kSampleRange 1e7
 #define NM_kCellTol 8e-6
 
-/* The samples of nm_sight_off_mask, one by one, except those the on field vouches for: a sample in
- * a cell with r = d >= 2 has every cell within d - 1 of it on the mask and in the window, and
- * the next m samples stay within m * step < d - 1 cells of it on each axis (a sample's cell moves
- * by at most floor(shift) + 1), so they are on the mask. The 1e-6 cell margin dwarfs the rounding
- * of the samples' positions (~1e-12 cells).
+/* The samples of nm_sight_off_mask, except those the on field vouches for: a sample in a cell
+ * with r = d >= 2 has every cell within d - 1 of it on the mask and in the window, and the m
+ * samples on either side of it stay within m * step < d - 1 cells of it on each axis (a sample's
+ * cell moves by at most floor(shift) + 1), so they are on the mask. The 1e-6 cell margin dwarfs
+ * the rounding of the samples' positions (~1e-12 cells).
  * No division a sample: a sample is a dependent chain (the field's byte, the skip, the next
  * position), and two divisions were most of its ~80 cycles on a large window's chords (issue 14).
  * The skip multiplies by 1 / step with twice the margin, so it is never longer than the divided
  * one (the extra 1e-6 cells dwarf both roundings): a shorter skip only looks at samples the
  * division skipped, each placed exactly. A sample's position multiplies by 1 / (n - 1): away from
  * cell edges (kCellTol) its cell is the divided position's; near one the position is divided as
- * nm_sight_off_mask divides it. */
+ * nm_sight_off_mask divides it.
+ * The chord is walked from both ends at once, until the two walks meet: the answer (is any sample
+ * off the mask) does not depend on the order, and the two chains of loads, each waiting on its
+ * last byte of the field, overlap (a long chord's skips land on a new cache line each). */
+typedef struct chord_samples {
+    const nm_grid_window *win;
+    const uint8_t *r;
+    double px, py, qx, qy;
+    double inv;      /* 1 / (n - 1) */
+    double step;     /* cells between samples, < 1/2 */
+    double per_cell; /* 1 / step (0 when the chord is a point) */
+    int64_t n;
+    bool near; /* every coordinate within kSampleRange: the product places the samples */
+} chord_samples;
+
+/* The on field at sample i (0 <= i < n): 0 when its cell is off the mask or outside the window. */
+static inline unsigned sample_far(const chord_samples *s, int64_t i)
+{
+    const nm_grid_window *win = s->win;
+    int64_t cx, cy;
+    if (i == s->n - 1) {
+        cx = nm_sight_cell_trunc(s->qx, win->x0);
+        cy = nm_sight_cell_trunc(s->qy, win->y0);
+    } else {
+        bool edge = true;
+        if (s->near) { /* |ux|, |uy| < 2 * kSampleRange / kCS */
+            const double te = (double)i * s->inv;
+            const double ux = (s->px + (s->qx - s->px) * te - win->x0) / NM_kCS;
+            const double uy = (s->py + (s->qy - s->py) * te - win->y0) / NM_kCS;
+            cx = (int64_t)ux;
+            cy = (int64_t)uy;
+            const double fx = fabs(ux - (double)cx), fy = fabs(uy - (double)cy); /* from the edge nearer 0 */
+            edge = fx < NM_kCellTol || fx > 1.0 - NM_kCellTol || fy < NM_kCellTol || fy > 1.0 - NM_kCellTol;
+        }
+        if (edge) { /* near a cell edge: the sample as nm_sight_off_mask places it */
+            const double t = (double)i / (double)(s->n - 1);
+            cx = nm_sight_cell_trunc(s->px + (s->qx - s->px) * t, win->x0);
+            cy = nm_sight_cell_trunc(s->py + (s->qy - s->py) * t, win->y0);
+        }
+    }
+    if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
+        return 0;
+    return s->r[(size_t)cy * (size_t)win->nx + (size_t)cx];
+}
+
+/* The samples on each side of one whose field is d that the field vouches for (none under 2). */
+static inline int64_t vouched(const chord_samples *s, unsigned d)
+{
+    if (d < 2)
+        return 0;
+    const double m = s->step > 0.0 ? ((double)d - 1.0 - 2e-6) * s->per_cell : (double)s->n; /* >= 0 */
+    return m < (double)s->n ? (int64_t)m : s->n;
+}
+
 bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double px, double py, double qx,
                              double qy)
 {
     double L = nm_hypot(qx - px, qy - py);
     if (!isfinite(L))
         return true;
-    int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
-    const double step = L / (double)(n - 1) / NM_kCS; /* cells between samples, < 1/2 */
-    const double per_cell = step > 0.0 ? 1.0 / step : 0.0;
-    const double inv = 1.0 / (double)(n - 1);
-    const bool near = fabs(px) < NM_kSampleRange && fabs(py) < NM_kSampleRange && fabs(qx) < NM_kSampleRange &&
-                      fabs(qy) < NM_kSampleRange && fabs(win->x0) < NM_kSampleRange &&
-                      fabs(win->y0) < NM_kSampleRange;
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t cx, cy;
-        if (i == n - 1) {
-            cx = nm_sight_cell_trunc(qx, win->x0);
-            cy = nm_sight_cell_trunc(qy, win->y0);
-        } else {
-            bool edge = true;
-            if (near) { /* |ux|, |uy| < 2 * kSampleRange / kCS */
-                const double te = (double)i * inv;
-                const double ux = (px + (qx - px) * te - win->x0) / NM_kCS;
-                const double uy = (py + (qy - py) * te - win->y0) / NM_kCS;
-                cx = (int64_t)ux;
-                cy = (int64_t)uy;
-                const double fx = fabs(ux - (double)cx), fy = fabs(uy - (double)cy); /* from the edge nearer 0 */
-                edge = fx < NM_kCellTol || fx > 1.0 - NM_kCellTol || fy < NM_kCellTol || fy > 1.0 - NM_kCellTol;
-            }
-            if (edge) { /* near a cell edge: the sample as nm_sight_off_mask places it */
-                const double t = (double)i / (double)(n - 1);
-                cx = nm_sight_cell_trunc(px + (qx - px) * t, win->x0);
-                cy = nm_sight_cell_trunc(py + (qy - py) * t, win->y0);
-            }
-        }
-        if (cx < 0 || cy < 0 || cx >= win->nx || cy >= win->ny)
+    chord_samples s = {win, r, px, py, qx, qy, 0.0, 0.0, 0.0, 0, false};
+    s.n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
+    s.step = L / (double)(s.n - 1) / NM_kCS;
+    s.per_cell = s.step > 0.0 ? 1.0 / s.step : 0.0;
+    s.inv = 1.0 / (double)(s.n - 1);
+    s.near = fabs(px) < NM_kSampleRange && fabs(py) < NM_kSampleRange && fabs(qx) < NM_kSampleRange &&
+             fabs(qy) < NM_kSampleRange && fabs(win->x0) < NM_kSampleRange && fabs(win->y0) < NM_kSampleRange;
+    int64_t lo = 0, hi = s.n - 1; /* samples lo .. hi are left to look at */
+    while (lo <= hi) {
+        const unsigned a = sample_far(&s, lo);
+        if (!a)
             return true;
-        const size_t c = (size_t)cy * (size_t)win->nx + (size_t)cx;
-        const unsigned d = r[c]; /* 0: off the mask */
-        if (!d)
+        lo += 1 + vouched(&s, a);
+        if (lo > hi)
+            break;
+        const unsigned b = sample_far(&s, hi);
+        if (!b)
             return true;
-        if (d >= 2) { /* m >= 0: its integer part is its floor */
-            const double m = step > 0.0 ? ((double)d - 1.0 - 2e-6) * per_cell : (double)n;
-            i += m < (double)n ? (int64_t)m : n;
-        }
+        hi -= 1 + vouched(&s, b);
     }
     return false;
 }

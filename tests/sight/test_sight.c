@@ -785,18 +785,19 @@ Test(sight, plain_field_equals_the_cell_by_cell_definition)
 
 /* The on-mask samples the on field vouches for are skipped: on masks whose holes leave most cells
  * within a cell or two of one (distances 1 and 2, where the skips are shortest and nearest the
- * holes), chords of every direction between any points, some outside the window on either side,
- * give nm_sight_off_mask's answer. It fails when a skip reaches past the cells the distance
- * vouches for. */
+ * holes), and one with a hole in a thousand cells (skips of tens of cells from both ends of a
+ * chord, meeting anywhere), chords of every direction between any points, some outside the
+ * window on either side, give nm_sight_off_mask's answer. It fails when a skip from either end
+ * reaches past the cells the distance vouches for. */
 Test(sight, on_field_skips_give_the_answers_of_every_sample)
 {
     enum { NX = 90, NY = 70 };
     uint64_t seed = 0x6A09E667F3BCC909ULL;
     nm_grid_window win = {2.0, 3.0, NX, NY};
     static uint8_t on[NX * NY], far[NX * NY];
-    const unsigned holes[3] = {3, 7, 31};
+    const unsigned holes[4] = {3, 7, 31, 997};
     uint32_t off = 0, through = 0;
-    for (int h = 0; h < 3; ++h) {
+    for (int h = 0; h < 4; ++h) {
         for (int c = 0; c < NX * NY; ++c)
             on[c] = plain_rng(&seed) % holes[h] != 0;
         memcpy(far, on, sizeof far);
@@ -857,11 +858,32 @@ Test(sight, samples_on_cell_edges_and_far_windows_give_the_answers_of_every_samp
     cr_assert_gt(edge_ends, 5000, "chords that start on a cell edge (%u)", edge_ends);
 }
 
+/* nm_sight_plain_clear's answer walked cell by cell: every cell of the digital line between the
+ * spans' cells has a distance (the ground field's, or the smaller of the two) of 2 or more. */
+static bool line_all_plain(const nm_window *w, const uint8_t *on_far, const uint8_t *ground, uint32_t a,
+                           uint32_t b)
+{
+    const uint32_t nx = (uint32_t)w->win.nx, ca = w->spans.sp_cell[a], cb = w->spans.sp_cell[b];
+    nm_sight_line l;
+    nm_sight_line_init(&l, ca % nx, ca / nx, cb % nx, cb / nx);
+    for (int64_t k = 0; k <= l.n; ++k) {
+        int64_t x, y;
+        nm_sight_line_cell(&l, k, &x, &y);
+        const size_t c = (size_t)y * nx + (size_t)x;
+        const unsigned d = on_far && on_far[c] < ground[c] ? on_far[c] : ground[c];
+        if (d < 2)
+            return false;
+    }
+    return true;
+}
+
 /* A view with the on and ground fields crosses the stretches of every chord they vouch for in
  * jumps (issue 14: chords from a corner parent near a wall start off the plain ground, then run
  * hundreds of plain cells): the same answers as without them, both ways, for span-centre chords
  * (vis) and for chords between any points (ok: the on-mask samples), on a window with broad plain
- * areas between slopes, cliffs, a deck, empty cells, forbidden steps and holes in the on mask. */
+ * areas between slopes, cliffs, a deck, empty cells, forbidden steps and holes in the on mask. The
+ * plain-line test walked in jumps from both ends gives the cell-by-cell answer: it fails when a
+ * jump from either end passes a cell its distance does not vouch for. */
 Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
 {
     enum { NX = 120, NY = 90 };
@@ -890,7 +912,7 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
     cr_assert_eq(nm_sight_oracle_init(&o, &w, NULL), NM_OK);
     nm_sight_view full = {&w, NULL, on, &o, true, true, NULL, NULL};
     nm_sight_view jumps = {&w, NULL, on, &o, true, true, on_far, ground};
-    uint32_t pass = 0, fail = 0, off = 0, deep = 0, ground_pass = 0, ground_fail = 0;
+    uint32_t pass = 0, fail = 0, off = 0, deep = 0, ground_pass = 0, ground_fail = 0, plain_both = 0;
     for (int t = 0; t < 200000; ++t) {
         uint32_t a = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
         uint32_t b = (uint32_t)(plain_rng(&seed) % w.spans.nspans);
@@ -899,7 +921,13 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
                      w.spans.sp_cell[a], b, w.spans.sp_cell[b], v);
         v ? pass++ : fail++;
         deep += on_far[w.spans.sp_cell[a]] >= 8 && ground[w.spans.sp_cell[a]] >= 8;
-        if (nm_sight_plain_clear(&w, NULL, ground, a, b)) /* vis checks the on mask alone */
+        /* the walks in jumps from both ends give the cell-by-cell answer */
+        const bool both = nm_sight_plain_clear(&w, on_far, ground, a, b);
+        cr_assert_eq(both, line_all_plain(&w, on_far, ground, a, b), "span %u -> span %u: both fields", a, b);
+        const bool alone = nm_sight_plain_clear(&w, NULL, ground, a, b);
+        cr_assert_eq(alone, line_all_plain(&w, NULL, ground, a, b), "span %u -> span %u: the ground field", a, b);
+        plain_both += both;
+        if (alone) /* vis checks the on mask alone */
             v ? ground_pass++ : ground_fail++;
         /* any two points (some outside the window), any heights */
         double px = 1.5 + (double)(plain_rng(&seed) % 3100) / 100.0, py = 2.5 + (double)(plain_rng(&seed) % 2400) / 100.0;
@@ -918,6 +946,7 @@ Test(sight, plain_stretches_crossed_in_jumps_give_the_answers_of_the_full_walk)
     cr_assert_gt(deep, 5000, "many chords start deep in plain ground (%u)", deep);
     cr_assert_gt(ground_pass, 5000, "the ground field vouches for many chords vis passes (%u)", ground_pass);
     cr_assert_gt(ground_fail, 1000, "and for some the on mask refuses (%u)", ground_fail);
+    cr_assert_gt(plain_both, 5000, "both fields vouch for many chords (%u)", plain_both);
     nm_sight_oracle_free(&o);
     fx_free(&w);
 }
