@@ -255,13 +255,13 @@ bool nm_sight_off_mask_plain(const nm_grid_window *win, const uint8_t *r, double
     double L = nm_hypot(qx - px, qy - py);
     if (!isfinite(L))
         return true;
-    chord_samples s = {win, r, px, py, qx, qy, 0.0, 0.0, 0.0, 0, false};
-    s.n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
-    s.step = L / (double)(s.n - 1) / NM_kCS;
-    s.per_cell = s.step > 0.0 ? 1.0 / s.step : 0.0;
-    s.inv = 1.0 / (double)(s.n - 1);
-    s.near = fabs(px) < NM_kSampleRange && fabs(py) < NM_kSampleRange && fabs(qx) < NM_kSampleRange &&
-             fabs(qy) < NM_kSampleRange && fabs(win->x0) < NM_kSampleRange && fabs(win->y0) < NM_kSampleRange;
+    const int64_t n = (int64_t)floor(L / (NM_kCS / 2)) + 2;
+    const double step = L / (double)(n - 1) / NM_kCS;
+    const chord_samples s = {
+        .win = win, .r = r, .px = px, .py = py, .qx = qx, .qy = qy,
+        .inv = 1.0 / (double)(n - 1), .step = step, .per_cell = step > 0.0 ? 1.0 / step : 0.0, .n = n,
+        .near = fabs(px) < NM_kSampleRange && fabs(py) < NM_kSampleRange && fabs(qx) < NM_kSampleRange &&
+                fabs(qy) < NM_kSampleRange && fabs(win->x0) < NM_kSampleRange && fabs(win->y0) < NM_kSampleRange};
     int64_t lo = 0, hi = s.n - 1; /* samples lo .. hi are left to look at */
     while (lo <= hi) {
         const unsigned a = sample_far(&s, lo);
