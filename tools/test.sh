@@ -88,6 +88,16 @@ tsan_plugin() {
     "$work/base.nav.gz" west,east "${NM_TSAN_LEGS:-12}" >"$log" 2>&1
   local rc=$?
   rm -rf "$work"
+  # The demo town (baked for build-test's plugin suite): its windows are large enough for each
+  # plan's own second thread (the topology layer beside the baseline, the sight's on field and
+  # the window's blockers beside the geometry layer), which the two small zones never start.
+  local demo=build-test/tests/plugin/base.nav.gz
+  if [ "$rc" = 0 ] && [ -f "$demo" ]; then
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+      "${norand[@]}" "$dir/tests/plugin/plugin_soak" "$dir/plugin/libnavmesh_plugin.so" \
+      "$demo" demo "${NM_TSAN_DEMO_LEGS:-3}" >>"$log" 2>&1
+    rc=$?
+  fi
   cat "$log"
   [ "$rc" = 0 ] && ! grep -q "ThreadSanitizer" "$log"
 }

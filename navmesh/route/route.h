@@ -436,6 +436,9 @@ typedef struct nm_route_result {
     uint64_t window_cells;
     size_t peak_window_bytes;
     uint32_t windows_kept;    /* tiers that took the engine's kept window instead of building it */
+    bool blockers_beside;     /* the last tier's window blockers were made on the sight's second
+                                 thread while its geometry layer searched (else kept with the
+                                 window, or made in post-processing) */
     int topo_from;            /* where the last search's topology layer was solved
                                  (nm_search_topo_from: one thread, beside, proved, again) */
     char tier_notes[1024];    /* why each earlier tier was rejected */

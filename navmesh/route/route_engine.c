@@ -127,6 +127,16 @@ static void blockers_free(nm_sight_blockers *b)
     nm_free(b);
 }
 
+/* *out: 障碍线段 of window w (they depend on the window alone). */
+static int blockers_new(const nm_window *w, nm_sight_blockers **out, nm_error *err)
+{
+    nm_sight_blockers *b = (nm_sight_blockers *)nm_calloc(1, sizeof *b);
+    int rc = b ? nm_sight_blockers_build(b, w, err) : nm_fail(err, NM_ERR_NOMEM, "post-processing: out of memory");
+    if (rc) nm_free(b);
+    else *out = b;
+    return rc;
+}
+
 void nm_route_engine_close(nm_route_engine *e)
 {
     if (!e) return;
@@ -390,32 +400,43 @@ typedef struct los_ctx {
     uint8_t *on_far;         /* nm_sight_far of it once made, else NULL (the chords are then
                                 walked sample by sample: the same answers) */
     /* With two threads the on field is made on a thread of its own while the first chords are
-     * checked without it: far_buf until far_done, then on_far. */
+     * checked without it: far_buf until far_done, then on_far. The first such thread then makes
+     * the window's blockers for post-processing (want_blk: none kept with the window), which
+     * would otherwise be made after the search while the second core waits: 10-80 ms on a large
+     * world's window, the geometry layer's Lazy Theta* covers them. */
     bool two;
     bool far_running;
     pthread_t far_th;
     atomic_bool far_done;
     uint8_t *far_buf;
+    bool want_blk;
+    nm_sight_blockers *blk; /* the thread's blockers once joined, NULL when it made none */
 } los_ctx;
 
-/* Reads far_buf only (a copy of the on mask made before it starts): the search may free its
- * open area before this thread is joined (a small window's geometry layer escalating). */
+/* Reads far_buf (a copy of the on mask made before it starts) and the window only: the search
+ * may free its open area before this thread is joined (a small window's geometry layer
+ * escalating), and takes the field once far_done is set, without waiting for the blockers. */
 static void *far_main(void *p)
 {
     los_ctx *c = (los_ctx *)p;
     const nm_window *w = c->view.w;
     nm_sight_far(w->win.nx, w->win.ny, c->far_buf);
     atomic_store_explicit(&c->far_done, true, memory_order_release);
+    if (c->want_blk) {
+        nm_error e; /* a failure leaves them to post-processing, which reports it */
+        (void)blockers_new(w, &c->blk, &e);
+    }
     return NULL;
 }
 
-/* The on field's thread joined; its field taken (`keep`) or dropped. */
+/* The on field's thread joined; its field, unless already taken, kept (`keep`) or dropped. */
 static void far_join(los_ctx *c, bool keep)
 {
     if (!c->far_running) return;
     pthread_join(c->far_th, NULL);
     c->far_running = false;
-    if (keep) c->on_far = c->far_buf;
+    c->want_blk = false; /* the blockers are made once */
+    if (keep && c->far_buf) c->on_far = c->far_buf;
     else nm_free(c->far_buf);
     c->far_buf = NULL;
 }
@@ -463,8 +484,10 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
             c->far_buf = NULL;
         }
     }
-    if (c->far_running && atomic_load_explicit(&c->far_done, memory_order_acquire))
-        far_join(c, true);
+    if (c->far_buf && atomic_load_explicit(&c->far_done, memory_order_acquire)) {
+        c->on_far = c->far_buf; /* the thread is done with it (and may be making the blockers) */
+        c->far_buf = NULL;
+    }
     c->view.on = solidc;
     c->view.on_far = c->on_far; /* vis crosses the stretches the fields vouch for in jumps */
     c->view.ground_far = c->ground;
@@ -738,12 +761,8 @@ static int finish_route(nm_route_engine *e, nm_route_zone_entry *z, const nm_win
     nm_post_output po;
     memset(&po, 0, sizeof po);
     int rc = NM_OK;
-    if (!*blkp) { /* 障碍线段 depend on the window alone */
-        nm_sight_blockers *b = (nm_sight_blockers *)nm_calloc(1, sizeof *b);
-        rc = b ? nm_sight_blockers_build(b, w, err) : nm_fail(err, NM_ERR_NOMEM, "post-processing: out of memory");
-        if (rc) nm_free(b);
-        else *blkp = b;
-    }
+    if (!*blkp) /* kept with the window, or made beside the search (tier_search), else now */
+        rc = blockers_new(w, blkp, err);
     nm_sight_blockers *const blk = *blkp;
     if (rc == NM_OK) rc = nm_sight_oracle_init(&orc, w, err);
     if (rc) goto out;
@@ -1618,10 +1637,11 @@ static nm_search_request tier_search_request(const nm_route_request *q, const pl
 }
 
 /* 窗内求路 for one tier: the sight oracle for the geometry layer, then the three solves. The search
- * takes the window's kept state and hands back the one to keep (*wstate). */
+ * takes the window's kept state and hands back the one to keep (*wstate); *wblk: the window's
+ * blockers, made beside the geometry layer when none are kept with it and two threads run. */
 static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan_start *ps,
                        const nm_tier_choice *ch, const nm_cell_rect *R, nm_window *w, struct nm_sctx **wstate,
-                       nm_search_result *sr, nm_route_result *r, nm_error *err)
+                       nm_sight_blockers **wblk, nm_search_result *sr, nm_route_result *r, nm_error *err)
 {
     los_ctx lc;
     memset(&lc, 0, sizeof lc);
@@ -1630,6 +1650,7 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     bool have_orc = nm_sight_oracle_init(&orc, w, err) == NM_OK;
     lc.view = (nm_sight_view){w, NULL, NULL, have_orc ? &orc : NULL, true, have_orc};
     lc.two = nm_search_two_threads(e->workers, w->spans.nspans);
+    lc.want_blk = !*wblk;
     atomic_init(&lc.far_done, false);
     nm_search_request sq = tier_search_request(q, ps, ch, R, w);
     sq.workers = e->workers;
@@ -1643,6 +1664,8 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     *wstate = sr->state; /* the search took the old one; this is the one to keep */
     sr->state = NULL;
     far_join(&lc, false);
+    if (lc.blk) *wblk = lc.blk; /* want_blk: *wblk was NULL */
+    r->blockers_beside = lc.blk != NULL;
     nm_free(lc.on_far);
     nm_free(lc.ground);
     if (have_orc) nm_sight_oracle_free(&orc);
@@ -1794,7 +1817,7 @@ static int plan_tiers(nm_route_engine *e, const nm_route_request *q, const plan_
         r->win_nx = w.win.nx;
         r->win_ny = w.win.ny;
         nm_search_result sr;
-        int qrc = tier_search(e, q, ps, &ch, &R, &w, &wstate, &sr, r, &werr);
+        int qrc = tier_search(e, q, ps, &ch, &R, &w, &wstate, &wblk, &sr, r, &werr);
         if (qrc) {
             nm_search_result_free(&sr);
             keep_window(e, &wr, ch.kind, &w, wstate, wblk);

@@ -13,6 +13,7 @@
 
 #include "route/route.h"
 #include "search/search_internal.h"
+#include "sight/sight.h"
 
 static char g_dir[512];
 static nm_pack g_pack;
@@ -423,6 +424,34 @@ Test(engine, the_second_threads_arrays_are_kept_with_the_state)
     cr_expect_eq(e.kept_state->spare->node, nodes, "the second leg's second context took them");
     cr_assert_eq(nm_route_plan(&f, &q2, &want, &err), NM_OK, "%s", err.msg);
     expect_same_plan(&want, &r, "kept second context");
+    nm_route_result_free(&want);
+    nm_route_result_free(&r);
+    nm_route_engine_close(&f);
+    nm_route_engine_close(&e);
+}
+
+/* With two workers the window's blocker segments are made on the sight's second thread while
+ * the geometry layer searches, not after it: they are the segments a one-worker engine makes in
+ * post-processing, in the same order, and the plans are the same. */
+Test(engine, the_blockers_made_beside_the_geometry_layer_are_post_processings)
+{
+    nm_route_engine e, f;
+    nm_error err = {0};
+    cr_assert_eq(nm_route_engine_open(&e, &g_pack, g_pack_path, NULL, 2, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_engine_open(&f, &g_pack, g_pack_path, NULL, 1, &err), NM_OK, "%s", err.msg);
+    nm_route_request q = nm_route_request_defaults("t", 5, 5, 30, 20);
+    q.force_full = true; /* a Full window is kept, with its blockers */
+    nm_route_result r, want;
+    cr_assert_eq(nm_route_plan(&e, &q, &r, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_route_plan(&f, &q, &want, &err), NM_OK, "%s", err.msg);
+    expect_same_plan(&want, &r, "blockers beside the geometry layer");
+    cr_expect_eq(r.blockers_beside, 1, "the two-worker plan made its blockers beside the search");
+    cr_expect_eq(want.blockers_beside, 0, "the one-worker plan made them in post-processing");
+    const nm_sight_blockers *a = e.kept_blk, *b = f.kept_blk;
+    cr_assert(a && b, "both engines keep the window's blockers");
+    cr_assert_eq(a->nsegs, b->nsegs);
+    cr_assert_gt(a->nsegs, 0);
+    cr_expect_eq(memcmp(a->segs, b->segs, a->nsegs * sizeof *a->segs), 0, "the same segments in the same order");
     nm_route_result_free(&want);
     nm_route_result_free(&r);
     nm_route_engine_close(&f);
