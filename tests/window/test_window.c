@@ -148,6 +148,56 @@ Test(window, span_table_drops_fill_and_other_ghosts_and_marks_vis3)
     nm_window_free(&w);
 }
 
+/* The span index (cell starts, occupancy bits and ranks, face) is built in ranges of spans, words
+ * and occupied cells: on stacks of one to four spans, some cells empty, it is the definition's,
+ * cell by cell, whichever range a cell falls in. */
+Test(window, span_index_is_the_definition_in_every_range)
+{
+    memset(F.recs, 0, sizeof F.recs);
+    F.n = 0;
+    const uint8_t WC = NM_GRID_WALK | NM_GRID_CORE;
+    for (int j = 0; j < NY; j++)
+        for (int i = 0; i < NX; i++) {
+            const int k = (i + 3 * j) % 5; /* spans in the cell: 0 (empty) to 4 */
+            if (k == 0 && !(i == 0 && j == 0)) continue; /* the seed cell keeps a span */
+            for (int s = 0; s < (k ? k : 1); s++) /* 1.6 m apart (3 or 4 make a face), 0.2 on odd rows */
+                add(i, j, REG, (float)s * (j % 2 ? 0.2f : 1.6f), WC, 0, 64, 1, 0, 0, 0);
+        }
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    const nm_span_table *t = &w.spans;
+    uint32_t q = 0, faces = 0;
+    for (uint32_t c = 0; c < NX * NY; c++) {
+        uint32_t first, n = nm_span_cell_spans(t, c, &first);
+        const bool occ = (t->occ_bits[c / 64] >> (c % 64)) & 1u;
+        cr_assert_eq(occ, n > 0, "cell %u: occupancy", c);
+        if (!n) continue;
+        cr_assert_lt(q, t->nocc);
+        cr_expect_eq(t->cs[q], first, "cell %u: first span", c);
+        cr_expect_eq(t->cs[q + 1] - t->cs[q], n, "cell %u: span count", c);
+        float lo = t->sp_h[first], hi = lo;
+        for (uint32_t k = first; k < first + n; k++) {
+            cr_expect_eq(t->sp_cell[k], c);
+            lo = fminf(lo, t->sp_h[k]);
+            hi = fmaxf(hi, t->sp_h[k]);
+        }
+        const bool face = n >= 3 && (double)hi - (double)lo > NM_kClimb;
+        cr_expect_eq(t->face[q], face, "cell %u (%u spans over %.2f m): face", c, n, (double)(hi - lo));
+        faces += face;
+        q++;
+    }
+    cr_expect_eq(q, t->nocc);
+    cr_expect_eq(t->cs[t->nocc], t->nspans);
+    cr_expect_gt(faces, 3, "faces in several ranges");
+    uint32_t rank = 0;
+    for (size_t wd = 0; wd < (NX * NY + 63) / 64; wd++) {
+        cr_expect_eq(t->occ_rank[wd], rank, "word %zu: rank", wd);
+        rank += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
+    }
+    nm_window_free(&w);
+}
+
 Test(window, forbidden_steps_need_the_main_bits_and_facades_only_orthogonal)
 {
     nm_window w;
