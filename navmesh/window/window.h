@@ -166,7 +166,8 @@ typedef struct nm_window_request {
     const nm_nogo_poly *polys; uint32_t npolys;
     const nm_nogo_disc *discs; uint32_t ndiscs;
     nm_fall_gate gate;
-    int workers;                    /* tile decode threads (0 = default); output independent */
+    int workers;                    /* threads of the tile decodes and the whole-window passes (0 =
+                                       default); output independent */
     nm_bgrd_out *reuse;             /* optional decode scratch kept by the caller (not freed); its
                                        cache (when set) holds the tiles the build reads in place.
                                        NULL = scratch of the build's own, no cache */
