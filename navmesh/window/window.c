@@ -450,16 +450,14 @@ typedef struct wbuild {
                                  from it once the component column has gone */
 } wbuild;
 
-/* The whole-window passes of steps 9-12 (over cells, spans or occupied cells) run in NM_PASS_CHUNKS
- * equal ranges shared by the workers: each range writes only its own elements, so the layers are
- * the same for any worker count. */
+/* The whole-window passes of the clearance layer and step 12's reach bits run in NM_PASS_CHUNKS
+ * equal ranges of cells or spans shared by the workers: each range writes only its own elements,
+ * so the layers are the same for any worker count. */
 enum { NM_PASS_CHUNKS = 16 };
 
 typedef struct pass_job {
     wbuild *b;
-    size_t n;      /* elements of the pass */
-    size_t *count; /* [NM_PASS_CHUNKS]: what a counting pass found in each range, then where each
-                      range's output starts */
+    size_t n; /* elements of the pass */
 } pass_job;
 
 static void pass_range(const pass_job *J, size_t k, size_t *a, size_t *e)
@@ -468,23 +466,10 @@ static void pass_range(const pass_job *J, size_t k, size_t *a, size_t *e)
     *e = J->n * (k + 1) / NM_PASS_CHUNKS;
 }
 
-/* Runs fn over the NM_PASS_CHUNKS ranges of [0, n) on the request's workers. */
-static int run_pass(wbuild *b, size_t n, size_t *count, nm_chunk_fn fn)
+/* Runs fn over the NM_PASS_CHUNKS ranges of J's [0, n) on the request's workers. */
+static int run_pass(const pass_job *J, nm_chunk_fn fn)
 {
-    pass_job J = {b, n, count};
-    return nm_parallel_chunks(NM_PASS_CHUNKS, nm_workers_for(n, b->req->workers), fn, &J);
-}
-
-/* Turns per-range counts into each range's first output index; returns the total. */
-static size_t pass_starts(size_t *count)
-{
-    size_t acc = 0;
-    for (size_t k = 0; k < NM_PASS_CHUNKS; k++) {
-        const size_t c = count[k];
-        count[k] = acc;
-        acc += c;
-    }
-    return acc;
+    return nm_parallel_chunks(NM_PASS_CHUNKS, nm_workers_for(J->n, J->b->req->workers), fn, (void *)J);
 }
 
 /* 建窗 step 2: boundary edges of the zone mesh meeting the window (plus the wall pad). */
@@ -1126,76 +1111,46 @@ static int step8_nogo_discs(wbuild *b, nm_error *err)
     return rc;
 }
 
-/* Step 9 over the cells of a range: the step bits kept where a facade bit allows them, and the
- * facade segments counted (fill false) or written from the range's start (fill true). */
-static size_t steps_facades_range(const pass_job *J, size_t k, bool fill)
-{
-    wbuild *b = J->b;
-    nm_window *w = b->w;
-    const size_t nx = (size_t)b->nx;
-    size_t a, e, nf = 0;
-    pass_range(J, k, &a, &e);
-    nm_window_seg *out = fill ? b->facades + J->count[k] : NULL;
-    for (size_t c = a; c < e; c++) {
-        if (!w->lay[c]) {
-            w->stepbits[c] = 0;
-            continue;
-        }
-        const uint8_t fb = b->fac[c];
-        uint8_t keep = 0;
-        for (int d = 0; d < 4; d++)
-            if (fb & (1u << d)) keep |= (uint8_t)(3u << (2 * d));
-        w->stepbits[c] &= keep;
-        for (int d = 0; d < 2; d++) {
-            if (!(fb & (1u << d)) || !(fb & (1u << (4 + d)))) continue;
-            if (fill) {
-                const size_t i = c % nx, j = c / nx;
-                double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
-                if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
-                    out[nf] = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
-                else        /* common edge with (i, j+1): the horizontal line y = ey */
-                    out[nf] = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
-            }
-            nf++;
-        }
-    }
-    return nf;
-}
-
-static int steps_facades_count(void *ctx, size_t k)
-{
-    pass_job *J = ctx;
-    J->count[k] = steps_facades_range(J, k, false);
-    return NM_OK;
-}
-
-/* Only the ranges holding facades are read again (their step bits masked a second time: the mask
- * is idempotent). */
-static int steps_facades_fill(void *ctx, size_t k)
-{
-    pass_job *J = ctx;
-    const size_t end = k + 1 < NM_PASS_CHUNKS ? J->count[k + 1] : J->b->nfac;
-    if (end > J->count[k]) (void)steps_facades_range(J, k, true);
-    return NM_OK;
-}
-
 /* 建窗 step 9 (禁步与立面段): per direction, the main pack's bits only gate the read of the
  * re-judged bits; an orthogonal direction with a segment bit gives a facade segment on the common
- * edge. Cells stamped out of lay give neither. The segments come in cell order: counted, then
- * written, over ranges of cells. */
+ * edge. Cells stamped out of lay give neither. */
 static int step9_steps_facades(wbuild *b, nm_error *err)
 {
-    size_t count[NM_PASS_CHUNKS] = {0};
-    if (run_pass(b, b->cells, count, steps_facades_count))
-        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory");
-    b->nfac = pass_starts(count);
-    if (b->nfac) {
-        b->facades = (nm_window_seg *)walloc(b->m, b->nfac, sizeof *b->facades);
-        if (!b->facades || run_pass(b, b->cells, count, steps_facades_fill))
-            return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
-    }
+    nm_window *w = b->w;
+    const int32_t nx = b->nx, ny = b->ny;
+    size_t cap = 0;
+    for (int32_t j = 0; j < ny; j++)
+        for (int32_t i = 0; i < nx; i++) {
+            size_t c = (size_t)j * (size_t)nx + (size_t)i;
+            if (!w->lay[c]) {
+                w->stepbits[c] = 0;
+                continue;
+            }
+            const uint8_t fb = b->fac[c];
+            uint8_t keep = 0;
+            for (int d = 0; d < 4; d++)
+                if (fb & (1u << d)) keep |= (uint8_t)(3u << (2 * d));
+            w->stepbits[c] &= keep;
+            for (int d = 0; d < 2; d++) {
+                if (!(fb & (1u << d)) || !(fb & (1u << (4 + d)))) continue;
+                if (b->nfac == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    nm_window_seg *nf = (nm_window_seg *)nm_realloc(b->facades, nc * sizeof *nf);
+                    if (!nf) return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
+                    b->facades = nf;
+                    b->m->now += (nc - cap) * sizeof *nf;
+                    if (b->m->now > b->m->peak) b->m->peak = b->m->now;
+                    cap = nc;
+                }
+                double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
+                if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
+                    b->facades[b->nfac++] = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
+                else        /* common edge with (i, j+1): the horizontal line y = ey */
+                    b->facades[b->nfac++] = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
+            }
+        }
     wrelease(b->m, (void **)&b->fac, b->cells);
-    b->w->free_step[NM_WTMP_BITMAPS] = 9;
+    w->free_step[NM_WTMP_BITMAPS] = 9;
     return NM_OK;
 }
 
@@ -1321,8 +1276,8 @@ static int step12_reach(wbuild *b, nm_error *err)
         }
     }
     const uint32_t ns = w->spans.nspans;
-    reach_job R = {{b, ns, NULL}, mark, dag->n_scc};
-    const int prc = nm_parallel_chunks(NM_PASS_CHUNKS, nm_workers_for(ns, b->req->workers), reach_range, &R);
+    const reach_job R = {{b, ns}, mark, dag->n_scc};
+    const int prc = run_pass(&R.p, reach_range);
     w->reach_comps = count;
     wrelease(b->m, (void **)&mark, (size_t)dag->n_scc + 1);
     wrelease(b->m, (void **)&stack, ((size_t)dag->n_scc + 1) * sizeof(uint32_t));
@@ -1347,70 +1302,11 @@ static int clearance_layer(wbuild *b, nm_error *err)
     nm_window *w = b->w;
     w->dist = (float *)walloc(b->m, b->cells, sizeof(float));
     if (!w->dist) return nm_fail(err, NM_ERR_NOMEM, "window: clearance layer: out of memory (%zu cells)", b->cells);
-    if (run_pass(b, b->cells, NULL, clearance_range))
+    const pass_job J = {b, b->cells};
+    if (run_pass(&J, clearance_range))
         return nm_fail(err, NM_ERR_NOMEM, "window: clearance layer: out of memory");
     wrelease(b->m, (void **)&b->clr, b->cells * sizeof *b->clr);
     w->free_step[NM_WTMP_CLR] = 12;
-    return NM_OK;
-}
-
-/* The span index's passes: over spans, the cells' first spans counted (fill false) or written
- * into cs from the range's start (fill true); over occupancy words, their bits; over occupied
- * cells, face. */
-static int index_starts(const pass_job *J, size_t k, bool fill)
-{
-    nm_span_table *t = &J->b->w->spans;
-    size_t a, e, o = fill ? J->count[k] : 0;
-    pass_range(J, k, &a, &e);
-    for (size_t q = a; q < e; q++)
-        if (q == 0 || t->sp_cell[q] != t->sp_cell[q - 1]) {
-            if (fill) t->cs[o] = (uint32_t)q;
-            o++;
-        }
-    if (!fill) J->count[k] = o;
-    return NM_OK;
-}
-
-static int index_count(void *ctx, size_t k) { return index_starts(ctx, k, false); }
-static int index_fill(void *ctx, size_t k) { return index_starts(ctx, k, true); }
-
-static int index_bits(void *ctx, size_t k)
-{
-    const pass_job *J = ctx;
-    nm_span_table *t = &J->b->w->spans;
-    size_t a, e;
-    pass_range(J, k, &a, &e);
-    uint32_t lo = 0, hi = t->nocc; /* the first occupied cell at or past word a's first cell */
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (t->sp_cell[t->cs[mid]] < a * 64) lo = mid + 1;
-        else hi = mid;
-    }
-    for (uint32_t q = lo; q < t->nocc; q++) {
-        const uint32_t c = t->sp_cell[t->cs[q]];
-        if (c >= e * 64) break;
-        t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
-    }
-    return NM_OK;
-}
-
-static int index_face(void *ctx, size_t k)
-{
-    const pass_job *J = ctx;
-    nm_span_table *t = &J->b->w->spans;
-    size_t a, e;
-    pass_range(J, k, &a, &e);
-    for (size_t q = a; q < e; q++) {
-        uint32_t s0 = t->cs[q], s1 = t->cs[q + 1], cnt = s1 - s0;
-        if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
-            continue; /* face[q] stays 0 (walloc zeroes) */
-        float lo = t->sp_h[s0], hi = t->sp_h[s0];
-        for (uint32_t sp = s0; sp < s1; sp++) {
-            lo = fminf(lo, t->sp_h[sp]);
-            hi = fmaxf(hi, t->sp_h[sp]);
-        }
-        t->face[q] = (double)hi - (double)lo > NM_kClimb ? 1 : 0;
-    }
     return NM_OK;
 }
 
@@ -1424,23 +1320,39 @@ static int span_index(wbuild *b, nm_error *err)
     size_t words = (b->cells + 63) / 64;
     t->occ_bits = (uint64_t *)walloc(b->m, words, sizeof(uint64_t));
     t->occ_rank = (uint32_t *)walloc(b->m, words, sizeof(uint32_t));
-    size_t count[NM_PASS_CHUNKS] = {0};
-    int rc = run_pass(b, ns, count, index_count);
-    const uint32_t nocc = (uint32_t)pass_starts(count);
+    uint32_t nocc = 0;
+    for (uint32_t k = 0; k < ns; k++)
+        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) nocc++;
     t->cs = (uint32_t *)walloc(b->m, (size_t)nocc + 1, sizeof(uint32_t));
     t->face = (uint8_t *)walloc(b->m, nocc ? nocc : 1, 1);
-    if (rc || !t->occ_bits || !t->occ_rank || !t->cs || !t->face || run_pass(b, ns, count, index_fill))
+    if (!t->occ_bits || !t->occ_rank || !t->cs || !t->face)
         return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    uint32_t o = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) {
+            t->cs[o++] = k;
+            uint32_t c = t->sp_cell[k];
+            t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
+        }
+    }
     t->cs[nocc] = ns;
     t->nocc = nocc;
-    rc = run_pass(b, words, NULL, index_bits);
     uint32_t acc = 0;
     for (size_t wd = 0; wd < words; wd++) {
         t->occ_rank[wd] = acc;
         acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
     }
-    if (rc || run_pass(b, nocc, NULL, index_face))
-        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    for (uint32_t q = 0; q < nocc; q++) {
+        uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
+        if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
+            continue; /* face[q] stays 0 (walloc zeroes) */
+        float lo = t->sp_h[a], hi = t->sp_h[a];
+        for (uint32_t k = a; k < e; k++) {
+            lo = fminf(lo, t->sp_h[k]);
+            hi = fmaxf(hi, t->sp_h[k]);
+        }
+        t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
+    }
     return NM_OK;
 }
 
@@ -1457,7 +1369,9 @@ static int step13_blockers(wbuild *b, nm_error *err)
     w->nsegs = (uint32_t)total;
     w->nwalls_kept = (uint32_t)b->nwalls;
     wrelease(b->m, (void **)&b->walls, b->walls_cap * sizeof(wall_src));
-    wrelease(b->m, (void **)&b->facades, b->nfac * sizeof(nm_window_seg));
+    size_t fcap = 0;
+    while (fcap < b->nfac) fcap = fcap ? 2 * fcap : 64;
+    wrelease(b->m, (void **)&b->facades, fcap * sizeof(nm_window_seg));
     w->free_step[NM_WTMP_SEGSRC] = 13;
     return NM_OK;
 }
