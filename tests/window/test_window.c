@@ -148,10 +148,9 @@ Test(window, span_table_drops_fill_and_other_ghosts_and_marks_vis3)
     nm_window_free(&w);
 }
 
-/* The span index (cell starts, occupancy bits and ranks, face) is built in ranges of spans, words
- * and occupied cells: on stacks of one to four spans, some cells empty, it is the definition's,
- * cell by cell, whichever range a cell falls in. */
-Test(window, span_index_is_the_definition_in_every_range)
+/* The span index (cell starts, occupancy bits and ranks, face) on stacks of one to four spans, some
+ * cells empty, some stacks spread over more than kClimb: the definition's, cell by cell. */
+Test(window, span_index_is_the_definition_of_every_cell)
 {
     memset(F.recs, 0, sizeof F.recs);
     F.n = 0;
