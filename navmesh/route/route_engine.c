@@ -429,15 +429,14 @@ static void *far_main(void *p)
     return NULL;
 }
 
-/* The on field's thread joined; its field, unless already taken, kept (`keep`) or dropped. */
-static void far_join(los_ctx *c, bool keep)
+/* The on field's thread joined; its field dropped unless the search took it (los_adapter). */
+static void far_join(los_ctx *c)
 {
     if (!c->far_running) return;
     pthread_join(c->far_th, NULL);
     c->far_running = false;
     c->want_blk = false; /* the blockers are made once */
-    if (keep && c->far_buf) c->on_far = c->far_buf;
-    else nm_free(c->far_buf);
+    nm_free(c->far_buf);
     c->far_buf = NULL;
 }
 
@@ -468,7 +467,7 @@ static bool los_adapter(void *ctx, const uint8_t *solidc, uint32_t a, uint32_t b
     los_prep(c); /* when the search did not */
     if (c->on_mask != solidc) { /* a new open area: its on field, once */
         const size_t n = (size_t)w->win.nx * (size_t)w->win.ny;
-        far_join(c, false);
+        far_join(c);
         nm_free(c->on_far);
         c->on_far = NULL;
         c->on_mask = solidc;
@@ -1663,7 +1662,7 @@ static int tier_search(nm_route_engine *e, const nm_route_request *q, const plan
     int qrc = nm_search_route_window(w, &sq, sr, err);
     *wstate = sr->state; /* the search took the old one; this is the one to keep */
     sr->state = NULL;
-    far_join(&lc, false);
+    far_join(&lc);
     if (lc.blk) *wblk = lc.blk; /* want_blk: *wblk was NULL */
     r->blockers_beside = lc.blk != NULL;
     nm_free(lc.on_far);
