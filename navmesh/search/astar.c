@@ -613,6 +613,21 @@ static void step_tables(uint8_t bit[8], uint8_t rev[8])
     }
 }
 
+/* An offer taken by span v's record nv. A span's first offer writes the whole record: a store to
+ * the bit fields alone reads their word first, and the first read of a page no one has written
+ * maps the kernel's shared zero page, which the store then has to copy (two faults a node page,
+ * the second also clearing a page, instead of one). An open span keeps its place in the heap. */
+static inline void node_offer(nm_snode *nv, bool was_open, double g, uint32_t par, unsigned state)
+{
+    if (was_open) {
+        nv->g = g;
+        nv->par = par;
+        nv->state = state;
+    } else {
+        *nv = (nm_snode){g, par, state, 0};
+    }
+}
+
 /* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
  * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
 static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
@@ -754,9 +769,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                 }
                 const bool was_open = span_opened(s, v); /* not closed: in the heap */
                 if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                    nv->g = ndp;
-                    nv->par = np;
-                    nv->state = NM_ST_OPEN | (drop ? NM_ST_VIA : 0);
+                    node_offer(nv, was_open, ndp, np, NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
                     const double fv =
                         ndp + nm_hypot((double)vi - (double)gi, (double)vj - (double)gj);
                     if (was_open) {
@@ -789,9 +802,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             double ndp = gu + lk->cost;
             const bool was_open = span_opened(s, v);
             if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
-                nv->g = ndp;
-                nv->par = u;
-                nv->state = NM_ST_OPEN | NM_ST_VIA;
+                node_offer(nv, was_open, ndp, u, NM_ST_OPEN | NM_ST_VIA);
                 const double fv = ndp + cell_dist(s, lk->to_cell, gc);
                 if (was_open) {
                     nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
