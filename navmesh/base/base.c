@@ -568,3 +568,47 @@ int nm_parallel_chunks(size_t chunks, int workers, nm_chunk_fn fn, void *ctx)
     nm_free(rc);
     return first;
 }
+
+typedef struct claim_job {
+    size_t chunks;
+    const size_t *order;
+    atomic_size_t *next; /* the next place in order, shared */
+    int worker;
+    nm_claim_fn fn;
+    void *ctx;
+    int *rc; /* per chunk */
+} claim_job;
+
+static void *run_claims(void *arg)
+{
+    claim_job *j = (claim_job *)arg;
+    for (size_t k; (k = atomic_fetch_add_explicit(j->next, 1, memory_order_relaxed)) < j->chunks;) {
+        const size_t c = j->order ? j->order[k] : k;
+        j->rc[c] = j->fn(j->ctx, c, j->worker);
+    }
+    return NULL;
+}
+
+int nm_parallel_claim(size_t chunks, const size_t *order, int workers, nm_claim_fn fn, void *ctx)
+{
+    if (chunks == 0) return NM_OK;
+    if (workers < 1) workers = 1;
+    if (workers > NM_WORKER_LIMIT) workers = NM_WORKER_LIMIT;
+    if ((size_t)workers > chunks) workers = (int)chunks;
+    int *rc = (int *)nm_calloc(chunks, sizeof *rc);
+    if (!rc) return NM_ERR_NOMEM;
+    atomic_size_t next;
+    atomic_init(&next, 0);
+    claim_job jobs[NM_WORKER_LIMIT];
+    pthread_t th[NM_WORKER_LIMIT];
+    bool started[NM_WORKER_LIMIT] = {false};
+    for (int w = 0; w < workers; w++) jobs[w] = (claim_job){chunks, order, &next, w, fn, ctx, rc};
+    for (int w = 1; w < workers; w++) started[w] = pthread_create(&th[w], NULL, run_claims, &jobs[w]) == 0;
+    run_claims(&jobs[0]); /* a worker that could not start leaves its chunks to the others */
+    for (int w = 1; w < workers; w++)
+        if (started[w]) pthread_join(th[w], NULL);
+    int first = NM_OK;
+    for (size_t c = 0; c < chunks && !first; c++) first = rc[c];
+    nm_free(rc);
+    return first;
+}

@@ -131,6 +131,13 @@ int nm_workers_for(size_t n, int requested);
  * value returned by a chunk in chunk order, or NM_OK. */
 typedef int (*nm_chunk_fn)(void *ctx, size_t chunk);
 int nm_parallel_chunks(size_t chunks, int workers, nm_chunk_fn fn, void *ctx);
+/* Runs fn(ctx, chunk, worker) for chunk in [0, chunks) on up to `workers` threads, each taking
+ * the next chunk of `order` (NULL: ascending) as soon as it is free: for chunks of unequal work,
+ * heaviest first (the tiles of a window). `worker` in [0, workers) names the thread, for its
+ * scratch; the work a chunk does must not depend on it. Every chunk runs. Returns the first
+ * non-zero value returned by a chunk in chunk order, or NM_OK. */
+typedef int (*nm_claim_fn)(void *ctx, size_t chunk, int worker);
+int nm_parallel_claim(size_t chunks, const size_t *order, int workers, nm_claim_fn fn, void *ctx);
 
 /* ---- constants of the design article (spec-notes.md) ----------------------------------------- */
 #define NM_kCS 0.25                   /* cell edge, px */

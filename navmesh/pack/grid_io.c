@@ -749,7 +749,6 @@ typedef struct rect_job {
     uint32_t zone;
     const struct nm_bnvf *fields;
     nm_bgrd_out *out;
-    int workers;
     uint32_t *sel;                 /* selected tiles, directory order (segment k = sel[k]) */
     nm_bgrd_cache_tile *slots;     /* the zone's cache slots, NULL = no cache */
     nm_error errs[NM_WORKER_LIMIT];
@@ -757,11 +756,11 @@ typedef struct rect_job {
     int fail_rc[NM_WORKER_LIMIT];
 } rect_job;
 
-static int decode_one(void *ctx, size_t chunk)
+/* Segment order[chunk] of the rectangle (chunks heaviest first, each to the first free worker w). */
+static int decode_one(void *ctx, size_t chunk, int w)
 {
     rect_job *j = (rect_job *)ctx;
-    int w = (int)(chunk % (size_t)j->workers); /* nm_parallel_chunks: chunk c runs on worker c % w */
-    if (j->fail_rc[w]) return NM_OK;           /* this worker already failed: stop its share */
+    if (j->fail_rc[w]) return NM_OK; /* this worker already failed: its later chunks cannot be first */
     nm_bgrd_out *o = j->out;
     uint32_t k = o->order[chunk];              /* segment (index into sel) */
     uint32_t tile = j->sel[k];
@@ -847,7 +846,6 @@ typedef struct view_job {
     uint32_t zone;
     const struct nm_bnvf *fields;
     nm_bgrd_out *ws;
-    int workers;
     const uint32_t *tiles;
     const size_t *todo;            /* indices into tiles / views to decode */
     nm_grid_rec **recs;            /* per todo entry: where the records go */
@@ -857,20 +855,23 @@ typedef struct view_job {
     int fail_rc[NM_WORKER_LIMIT];
 } view_job;
 
-static int view_one(void *ctx, size_t chunk)
+/* One tile of the view (a chunk, on worker w's scratch). A worker keeps the error of the first
+ * chunk it saw fail and skips the later ones: the first failing chunk of all is always run. */
+static int view_one(void *ctx, size_t chunk, int w)
 {
     view_job *j = (view_job *)ctx;
-    int w = (int)(chunk % (size_t)j->workers);
-    if (j->fail_rc[w]) return NM_OK;
+    if (j->fail_rc[w] && chunk > j->fail_chunk[w]) return NM_OK;
     uint32_t tile = j->tiles[j->todo[chunk]];
     const nm_bgrd_tile *e = &j->g->zones[j->zone].tiles[tile];
-    int rc = nm_bgrd_decode_tile(j->g, j->zone, tile, &j->ws->scratch[w], j->recs[chunk], &j->errs[w]);
+    nm_error err = {0};
+    int rc = nm_bgrd_decode_tile(j->g, j->zone, tile, &j->ws->scratch[w], j->recs[chunk], &err);
     if (!rc && j->fields)
         rc = nm_bnvf_merge_tile(j->fields, j->zone, tile, j->recs[chunk], e->records, j->ws->scratch[w].fspn,
-                                j->fl[chunk], &j->errs[w]);
+                                j->fl[chunk], &err);
     if (rc) {
         j->fail_rc[w] = rc;
         j->fail_chunk[w] = chunk;
+        j->errs[w] = err;
     }
     return rc;
 }
@@ -940,8 +941,22 @@ int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, s
         if (w > NM_WORKER_LIMIT) w = NM_WORKER_LIMIT;
         if ((size_t)w > nt) w = (int)nt;
         if (w < 1) w = 1;
-        j.workers = w;
-        int prc = nm_parallel_chunks(nt, w, view_one, &j);
+        /* heaviest tiles first, each to the first free worker */
+        size_t *order = (size_t *)nm_malloc(nt * sizeof *order);
+        int prc = NM_ERR_NOMEM;
+        if (order) {
+            for (size_t q = 0; q < nt; q++) {
+                const uint32_t rq = z->tiles[tiles[todo[q]]].records;
+                size_t at = q;
+                while (at > 0 && z->tiles[tiles[todo[order[at - 1]]]].records < rq) {
+                    order[at] = order[at - 1];
+                    at--;
+                }
+                order[at] = q;
+            }
+            prc = nm_parallel_claim(nt, order, w, view_one, &j);
+            nm_free(order);
+        }
         int best = -1; /* the first failing chunk (chunk order is fixed) decides the message */
         for (int i = 0; i < w; i++)
             if (j.fail_rc[i] && (best < 0 || j.fail_chunk[i] < j.fail_chunk[best])) best = i;
@@ -1030,13 +1045,12 @@ int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy
     j.zone = zone;
     j.fields = fields;
     j.out = out;
-    j.workers = w;
     j.sel = sel;
     if (out->cache) {
         cache_prepare(out->cache, g, zone, sel, tc, fields != NULL);
         if (zone < out->cache->nzones) j.slots = out->cache->zone_tiles[zone];
     }
-    int prc = nm_parallel_chunks(tc, w, decode_one, &j);
+    int prc = nm_parallel_claim(tc, NULL, w, decode_one, &j);
     if (j.slots) /* slots a failed decode left unfilled hold no valid records: drop them */
         for (size_t k = 0; k < tc; k++) {
             nm_bgrd_cache_tile *t = &j.slots[sel[k]];

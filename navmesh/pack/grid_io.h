@@ -260,8 +260,9 @@ void nm_bgrd_tile_view_free(nm_bgrd_tile_view *v);
  * cache: hits point into it and misses are decoded into it (evicting least recently used tiles
  * outside this call's); a tile it has no room for gets recs = NULL. Without a cache: every tile
  * is decoded into the view's own buffers. Pointers into the cache stay valid until the next
- * call through it. Decodes on up to `workers` threads with ws's scratch; the bytes do not depend
- * on it. Errors (NM_ERR_CORRUPT naming zone and tile, NM_ERR_NOMEM) leave every view empty. */
+ * call through it. Decodes on up to `workers` threads with ws's scratch, heaviest tiles first,
+ * each to the first free thread; the bytes do not depend on it. Errors (NM_ERR_CORRUPT naming
+ * zone and the first bad tile of the list, NM_ERR_NOMEM) leave every view empty. */
 int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, size_t n,
                        const struct nm_bnvf *fields, nm_bgrd_cache *cache, int workers,
                        nm_bgrd_out *ws, nm_bgrd_tile_view *views, nm_error *err);
@@ -269,8 +270,8 @@ int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, s
 /* Decodes every tile of zone `zone` whose own rectangle meets [gx0, gx1) x [gy0, gy1) (global
  * cells; [Limits: gx0 < gx1, gy0 < gy1, (gx1-gx0)*(gy1-gy0) <= INT32_MAX]) into out, dropping
  * apron records and records outside the rectangle (建窗 / 解码瓦片). Tiles are decoded on up to
- * `workers` threads (<= 0: default, at most 4), heaviest tiles first; the output does not depend
- * on the worker count. fields (may be NULL): a sidecar validated against this section
+ * `workers` threads (<= 0: default, at most 4), heaviest tiles first, each to the first free
+ * thread; the output does not depend on the worker count. fields (may be NULL): a sidecar validated against this section
  * (nm_bnvf_parse); its FSPN columns of each tile are decoded and merged into out->fields.
  * Errors: NM_ERR_ARG (bad zone or rectangle), NM_ERR_CORRUPT (names zone and tile),
  * NM_ERR_NOMEM. */

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -446,6 +448,65 @@ Test(parallel, reports_the_first_failing_chunk_in_chunk_order)
 {
     cr_assert_eq(nm_parallel_chunks(40, 4, fail_chunk, NULL), NM_ERR_CORRUPT);
     cr_assert_eq(nm_parallel_chunks(40, 1, fail_chunk, NULL), NM_ERR_CORRUPT);
+}
+
+/* Claimed chunks: each chunk runs once, on a worker in range, each worker's chunks in the order
+ * it claimed them (so in `order`), and a long first chunk does not hold back the rest. */
+typedef struct {
+    _Atomic int runs[64];
+    int worker[64];
+    size_t seen[NM_WORKER_LIMIT][64]; /* per worker: the chunks it ran, in turn */
+    size_t nseen[NM_WORKER_LIMIT];
+    _Atomic int done;
+    int workers, bad_worker;
+} claim_ctx;
+
+static int claim_chunk(void *ctx, size_t c, int w)
+{
+    claim_ctx *s = ctx;
+    if (w < 0 || w >= NM_WORKER_LIMIT) {
+        s->bad_worker = 1;
+        return NM_OK;
+    }
+    s->worker[c] = w;
+    s->seen[w][s->nseen[w]++] = c;
+    atomic_fetch_add(&s->runs[c], 1);
+    atomic_fetch_add(&s->done, 1);
+    /* the heaviest, claimed first, waits for the other 63 (up to 10 s): with two workers or more
+     * the others take them all meanwhile; a static share would leave some for this one */
+    for (int t = 0; c == 63 && s->workers > 1 && atomic_load(&s->done) < 64 && t < 10000; t++)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    return c == 9 ? NM_ERR_CORRUPT : (c == 5 ? NM_ERR_IO : NM_OK);
+}
+
+Test(parallel, claimed_chunks_run_once_each_in_order_and_report_the_first_failure_in_chunk_order)
+{
+    size_t order[64];
+    for (size_t k = 0; k < 64; k++) order[k] = 63 - k;
+    for (int workers = 1; workers <= 4; workers++) {
+        claim_ctx *s = calloc(1, sizeof *s);
+        cr_assert_not_null(s);
+        s->workers = workers;
+        /* chunk 5 fails after chunk 9 in `order`, but comes first in chunk order */
+        cr_assert_eq(nm_parallel_claim(64, order, workers, claim_chunk, s), NM_ERR_IO, "workers %d", workers);
+        cr_assert_eq(s->bad_worker, 0);
+        size_t total = 0;
+        for (size_t c = 0; c < 64; c++) {
+            cr_assert_eq(atomic_load(&s->runs[c]), 1, "chunk %zu ran %d times", c, atomic_load(&s->runs[c]));
+            cr_assert_lt(s->worker[c], workers);
+        }
+        for (int w = 0; w < NM_WORKER_LIMIT; w++) {
+            total += s->nseen[w];
+            for (size_t k = 1; k < s->nseen[w]; k++) /* order is descending */
+                cr_assert_gt(s->seen[w][k - 1], s->seen[w][k], "worker %d", w);
+        }
+        cr_assert_eq(total, 64u);
+        if (workers > 1) /* while chunk 63 waited, the other workers ran everything else */
+            cr_assert_eq(s->nseen[s->worker[63]], 1u, "workers %d: the waiting worker ran %zu chunks",
+                         workers, s->nseen[s->worker[63]]);
+        free(s);
+    }
+    cr_assert_eq(nm_parallel_claim(0, NULL, 4, claim_chunk, NULL), NM_OK);
 }
 
 Test(parallel, small_inputs_run_serially_and_the_limit_is_four)

@@ -165,6 +165,75 @@ Test(bgrd, one_worker_and_four_workers_give_identical_output)
     fx_zone_free(&z);
 }
 
+/* Views of many tiles at once (a window's step 3): the tiles go heaviest first to whichever worker
+ * is free, so the records must not depend on the worker count, and of two bad tiles the error
+ * names the first in the list (the serial decode's), not the first decoded: here the later one is
+ * the heavier, decoded first. */
+Test(bgrd, views_do_not_depend_on_the_workers_and_name_the_first_bad_tile_of_the_list)
+{
+    fx_zone z;
+    fx_zone_build(&z, "alpha", 0, 0, 90, 70, 6, fx_mixed_cell, NULL, 4);
+    nm_buf b = {0};
+    fx_write_bgrd(&z, 1, &k_small, &b);
+    nm_bgrd g;
+    parse_ok(&b, &g);
+    const nm_bgrd_zone *gz = &g.zones[0];
+    const uint32_t n = gz->tile_count;
+    cr_assert_gt(n, 8);
+    uint32_t *ids = calloc(n, sizeof *ids);
+    nm_bgrd_tile_view *views = calloc(n, sizeof *views);
+    for (uint32_t k = 0; k < n; k++) ids[k] = n - 1 - k; /* list order is not directory order */
+    nm_bgrd_scratch s = {0};
+    nm_error e = {0};
+    for (int workers = 1; workers <= 4; workers++) {
+        nm_bgrd_out ws = {0};
+        cr_assert_eq(nm_bgrd_view_tiles(&g, 0, ids, n, NULL, NULL, workers, &ws, views, &e), NM_OK, "%s", e.msg);
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t recs = gz->tiles[ids[k]].records;
+            cr_assert_eq(views[k].n, recs);
+            if (!recs) continue;
+            nm_grid_rec *want = calloc(recs, sizeof *want);
+            cr_assert_eq(nm_bgrd_decode_tile(&g, 0, ids[k], &s, want, &e), NM_OK, "%s", e.msg);
+            cr_assert_eq(memcmp(views[k].recs, want, recs * sizeof *want), 0, "workers %d, tile %u", workers,
+                         ids[k]);
+            free(want);
+            nm_bgrd_tile_view_free(&views[k]);
+        }
+        nm_bgrd_out_free(&ws);
+    }
+    /* two bad tiles: a light one early in the list, a heavier one later */
+    uint32_t light = UINT32_MAX, heavy = UINT32_MAX;
+    for (uint32_t k = 0; k < n && light == UINT32_MAX; k++)
+        for (uint32_t q = k + 1; q < n; q++)
+            if (gz->tiles[ids[k]].records && gz->tiles[ids[q]].records > gz->tiles[ids[k]].records + 4) {
+                light = k;
+                heavy = q;
+                break;
+            }
+    cr_assert_neq(light, UINT32_MAX);
+    const uint32_t bad[2] = {ids[light], ids[heavy]};
+    for (int i = 0; i < 2; i++) /* the record count of the tile's header: past any directory's */
+        memset(b.p + gz->tiles[bad[i]].offset, 0x7f, 1);
+    char name[32];
+    snprintf(name, sizeof name, "tile %u:", bad[0]);
+    for (int workers = 1; workers <= 4; workers++) {
+        nm_bgrd_out ws = {0};
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(nm_bgrd_view_tiles(&g, 0, ids, n, NULL, NULL, workers, &ws, views, &e), NM_ERR_CORRUPT,
+                     "workers %d", workers);
+        cr_assert(strstr(e.msg, name), "workers %d: '%s' does not name %s", workers, e.msg, name);
+        for (uint32_t k = 0; k < n; k++)
+            cr_assert_null(views[k].recs, "workers %d: a failed view keeps records", workers);
+        nm_bgrd_out_free(&ws);
+    }
+    free(ids);
+    free(views);
+    nm_bgrd_scratch_free(&s);
+    nm_bgrd_free(&g);
+    nm_buf_free(&b);
+    fx_zone_free(&z);
+}
+
 /* The checks read one field of a tile (issue 14: the core distance the flags, the region's box
  * the region): every mask gives the fields it asks for bit-identical to a whole decode, and 0 in
  * the others (height brings the flags along: Fill records decode to h = 0). */
