@@ -535,12 +535,18 @@ static void *run_share(void *arg)
     return NULL;
 }
 
+/* The threads for `chunks` chunks: 1 .. NM_WORKER_LIMIT, no more than the chunks. */
+static int chunk_workers(size_t chunks, int workers)
+{
+    if (workers < 1) workers = 1;
+    if (workers > NM_WORKER_LIMIT) workers = NM_WORKER_LIMIT;
+    return (size_t)workers > chunks ? (int)chunks : workers;
+}
+
 int nm_parallel_chunks(size_t chunks, int workers, nm_chunk_fn fn, void *ctx)
 {
     if (chunks == 0) return NM_OK;
-    if (workers < 1) workers = 1;
-    if (workers > NM_WORKER_LIMIT) workers = NM_WORKER_LIMIT;
-    if ((size_t)workers > chunks) workers = (int)chunks;
+    workers = chunk_workers(chunks, workers);
     if (workers == 1) {
         for (size_t c = 0; c < chunks; c++) {
             int rc = fn(ctx, c);
@@ -592,9 +598,7 @@ static void *run_claims(void *arg)
 int nm_parallel_claim(size_t chunks, const size_t *order, int workers, nm_claim_fn fn, void *ctx)
 {
     if (chunks == 0) return NM_OK;
-    if (workers < 1) workers = 1;
-    if (workers > NM_WORKER_LIMIT) workers = NM_WORKER_LIMIT;
-    if ((size_t)workers > chunks) workers = (int)chunks;
+    workers = chunk_workers(chunks, workers);
     int *rc = (int *)nm_calloc(chunks, sizeof *rc);
     if (!rc) return NM_ERR_NOMEM;
     atomic_size_t next;
