@@ -271,8 +271,9 @@ int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, s
  * cells; [Limits: gx0 < gx1, gy0 < gy1, (gx1-gx0)*(gy1-gy0) <= INT32_MAX]) into out, dropping
  * apron records and records outside the rectangle (建窗 / 解码瓦片). Tiles are decoded on up to
  * `workers` threads (<= 0: default, at most 4), heaviest tiles first, each to the first free
- * thread; the output does not depend on the worker count. fields (may be NULL): a sidecar validated against this section
- * (nm_bnvf_parse); its FSPN columns of each tile are decoded and merged into out->fields.
+ * thread; the output does not depend on the worker count. fields (may be NULL): a sidecar
+ * validated against this section (nm_bnvf_parse); its FSPN columns of each tile are decoded and
+ * merged into out->fields.
  * Errors: NM_ERR_ARG (bad zone or rectangle), NM_ERR_CORRUPT (names zone and tile),
  * NM_ERR_NOMEM. */
 int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy0, int32_t gx1,
