@@ -577,7 +577,7 @@ int nm_parallel_chunks(size_t chunks, int workers, nm_chunk_fn fn, void *ctx)
 
 typedef struct claim_job {
     size_t chunks;
-    const size_t *order;
+    const uint32_t *order;
     atomic_size_t *next; /* the next place in order, shared */
     int worker;
     nm_claim_fn fn;
@@ -595,7 +595,7 @@ static void *run_claims(void *arg)
     return NULL;
 }
 
-int nm_parallel_claim(size_t chunks, const size_t *order, int workers, nm_claim_fn fn, void *ctx)
+int nm_parallel_claim(size_t chunks, const uint32_t *order, int workers, nm_claim_fn fn, void *ctx)
 {
     if (chunks == 0) return NM_OK;
     workers = chunk_workers(chunks, workers);

@@ -137,7 +137,7 @@ int nm_parallel_chunks(size_t chunks, int workers, nm_chunk_fn fn, void *ctx);
  * scratch; the work a chunk does must not depend on it. Every chunk runs. Returns the first
  * non-zero value returned by a chunk in chunk order, or NM_OK. */
 typedef int (*nm_claim_fn)(void *ctx, size_t chunk, int worker);
-int nm_parallel_claim(size_t chunks, const size_t *order, int workers, nm_claim_fn fn, void *ctx);
+int nm_parallel_claim(size_t chunks, const uint32_t *order, int workers, nm_claim_fn fn, void *ctx);
 
 /* ---- constants of the design article (spec-notes.md) ----------------------------------------- */
 #define NM_kCS 0.25                   /* cell edge, px */

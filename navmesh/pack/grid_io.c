@@ -744,6 +744,16 @@ void nm_bgrd_out_free(nm_bgrd_out *o)
     o->cache = c;
 }
 
+/* The worker whose failure came at the first chunk (chunk order is fixed, so it decides the
+ * message whatever the scheduling), or -1. Slots of workers that did not run are zero. */
+static int first_failure(const int fail_rc[NM_WORKER_LIMIT], const size_t fail_chunk[NM_WORKER_LIMIT])
+{
+    int best = -1;
+    for (int i = 0; i < NM_WORKER_LIMIT; i++)
+        if (fail_rc[i] && (best < 0 || fail_chunk[i] < fail_chunk[best])) best = i;
+    return best;
+}
+
 typedef struct rect_job {
     const nm_bgrd *g;
     uint32_t zone;
@@ -937,29 +947,19 @@ int nm_bgrd_view_tiles(const nm_bgrd *g, uint32_t zone, const uint32_t *tiles, s
         j.todo = todo;
         j.recs = rp;
         j.fl = fp;
-        int w = workers > 0 ? workers : nm_workers_for(total, 0);
-        if (w > NM_WORKER_LIMIT) w = NM_WORKER_LIMIT;
-        if ((size_t)w > nt) w = (int)nt;
-        if (w < 1) w = 1;
-        /* heaviest tiles first, each to the first free worker */
-        size_t *order = (size_t *)nm_malloc(nt * sizeof *order);
+        /* heaviest tiles first, each to the first free worker: order [0, nt), the tiles [nt, 2 nt) */
+        uint32_t *order = (uint32_t *)nm_malloc(2 * nt * sizeof *order);
         int prc = NM_ERR_NOMEM;
         if (order) {
             for (size_t q = 0; q < nt; q++) {
-                const uint32_t rq = z->tiles[tiles[todo[q]]].records;
-                size_t at = q;
-                while (at > 0 && z->tiles[tiles[todo[order[at - 1]]]].records < rq) {
-                    order[at] = order[at - 1];
-                    at--;
-                }
-                order[at] = q;
+                order[q] = (uint32_t)q;
+                order[nt + q] = tiles[todo[q]];
             }
-            prc = nm_parallel_claim(nt, order, w, view_one, &j);
+            sort_heaviest(order, nt, order + nt, z->tiles);
+            prc = nm_parallel_claim(nt, order, workers > 0 ? workers : nm_workers_for(total, 0), view_one, &j);
             nm_free(order);
         }
-        int best = -1; /* the first failing chunk (chunk order is fixed) decides the message */
-        for (int i = 0; i < w; i++)
-            if (j.fail_rc[i] && (best < 0 || j.fail_chunk[i] < j.fail_chunk[best])) best = i;
+        const int best = first_failure(j.fail_rc, j.fail_chunk);
         if (best >= 0) {
             if (err) *err = j.errs[best];
             rc = j.fail_rc[best];
@@ -1036,9 +1036,6 @@ int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy
     if (fields && !grow((void **)&out->fields, &out->fields_cap, total, sizeof *out->fields))
         return nm_fail(err, NM_ERR_NOMEM, "BGRD: out of memory for %zu records", total);
     sort_heaviest(out->order, tc, sel, z->tiles);
-    int w = workers > 0 ? workers : nm_workers_for(total, 0);
-    if (w > NM_WORKER_LIMIT) w = NM_WORKER_LIMIT;
-    if ((size_t)w > tc) w = (int)tc;
     rect_job j;
     memset(&j, 0, sizeof j);
     j.g = g;
@@ -1050,17 +1047,14 @@ int nm_bgrd_decode_rect(const nm_bgrd *g, uint32_t zone, int32_t gx0, int32_t gy
         cache_prepare(out->cache, g, zone, sel, tc, fields != NULL);
         if (zone < out->cache->nzones) j.slots = out->cache->zone_tiles[zone];
     }
-    int prc = nm_parallel_claim(tc, NULL, w, decode_one, &j);
+    int prc = nm_parallel_claim(tc, NULL, workers > 0 ? workers : nm_workers_for(total, 0), decode_one, &j);
     if (j.slots) /* slots a failed decode left unfilled hold no valid records: drop them */
         for (size_t k = 0; k < tc; k++) {
             nm_bgrd_cache_tile *t = &j.slots[sel[k]];
             if (t->fill == 1) cache_drop(out->cache, t, &z->tiles[sel[k]]);
             t->fill = 0;
         }
-    /* The first failing chunk (in chunk order, which is fixed) decides the message. */
-    int best = -1;
-    for (int i = 0; i < w; i++)
-        if (j.fail_rc[i] && (best < 0 || j.fail_chunk[i] < j.fail_chunk[best])) best = i;
+    const int best = first_failure(j.fail_rc, j.fail_chunk);
     if (best >= 0) {
         if (err) *err = j.errs[best];
         out->n = 0;

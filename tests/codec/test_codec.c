@@ -481,8 +481,8 @@ static int claim_chunk(void *ctx, size_t c, int w)
 
 Test(parallel, claimed_chunks_run_once_each_in_order_and_report_the_first_failure_in_chunk_order)
 {
-    size_t order[64];
-    for (size_t k = 0; k < 64; k++) order[k] = 63 - k;
+    uint32_t order[64];
+    for (uint32_t k = 0; k < 64; k++) order[k] = 63 - k;
     for (int workers = 1; workers <= 4; workers++) {
         claim_ctx *s = calloc(1, sizeof *s);
         cr_assert_not_null(s);
