@@ -346,40 +346,70 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
     return m;
 }
 
-/* Layer 0 of all five fields in one pass over its records (every layer-0 predictor is Up: the
- * column's last value, one state row a field). Five passes read the record and column lists and
- * wrote the 16-byte records five times, a tile's worth each time (a 512 x 512 tile is 4 MB of
- * records, past the core's caches). False at the first bad value: the caller then decodes with
- * the per-field passes, which name it as before. p[f] ends past field f's layer-0 values. */
-static bool layer0_pass(const uint32_t *lrec, const uint32_t *lcol, uint32_t m, uint32_t *state,
-                        uint32_t nx, const uint8_t *p[NM_BGRD_FIELDS],
-                        const uint8_t *const end[NM_BGRD_FIELDS], uint32_t regions, uint32_t *q,
-                        nm_grid_rec *out)
+/* A record's height: h = hmin + q/64 in double, 0 for Fill (the records' last step). */
+static inline float rec_height(float hmin, uint32_t q, uint8_t flags)
+{
+    return (flags & NM_GRID_FILL) ? 0.0f : (float)((double)hmin + (double)q / NM_BGRD_HEIGHT_STEPS);
+}
+
+/* Layer 0 of all five fields in one pass over the cells (every layer-0 predictor is Up: the
+ * column's last value, one state row a field), reading the cells and their first records as
+ * the cells pass left them. A one-layer cell's record is finished here (cell, dictionary region,
+ * height: no later pass reads it); a deeper cell's layer 0 keeps its raw region index and q for
+ * the Down predictors of its upper layers and is finished by records_out. Separate passes read
+ * record lists and wrote the 16-byte records again, a tile's worth each time (a 512 x 512 tile is
+ * 4 MB of records, past the core's caches). False at the first bad value: the caller then
+ * decodes with the per-field passes, which name it as before. p[f] ends past field f's layer-0
+ * values. */
+static bool layer0_cells(const nm_bgrd_scratch *s, uint32_t ncell, uint32_t *state, uint32_t nx,
+                         const uint8_t *p[NM_BGRD_FIELDS], const uint8_t *const end[NM_BGRD_FIELDS],
+                         uint32_t regions, float hmin, const uint32_t *dict, nm_grid_rec *out)
 {
     const uint8_t *p0 = p[0], *p1 = p[1], *p2 = p[2], *p3 = p[3], *p4 = p[4];
+    uint32_t *const q = s->q;
     bool bad = false;
-    /* field f's value v: its column's last value plus the next residual of its stream pf */
-#define UP_NEXT(f, pf, vmax, v)                                                                    \
+    /* field f's value v: its column's last value plus the next residual of its stream pf, read
+     * up to lim: end[f], or 10 bytes on while every stream holds 10 bytes a cell left (a varint
+     * is at most 10 bytes, so no end can come first). A one-byte residual (|d| <= 64) needs no
+     * magnitude check; (uint64_t)x > vmax also refuses x < 0. */
+#define UP_NEXT(f, pf, lim, vmax, v)                                                               \
     do {                                                                                           \
         uint32_t *const col = state + (f) * nx;                                                    \
-        const int64_t x = next_value(col[c], &pf, end[f], &bad);                                   \
-        if (bad || x < 0 || (uint64_t)x > (vmax))                                                  \
+        int64_t x;                                                                                 \
+        if (pf < (lim) && *pf < 0x80)                                                              \
+            x = (int64_t)col[c] + nm_unzig(*pf++);                                                 \
+        else if ((x = next_value(col[c], &pf, (lim), &bad)), bad)                                 \
+            return false;                                                                          \
+        if ((uint64_t)x > (vmax))                                                                  \
             return false;                                                                          \
         v = col[c] = (uint32_t)x;                                                                  \
     } while (0)
-    for (uint32_t e = 0; e < m; e++) {
-        const uint32_t r = lrec[e], c = lcol[e];
-        uint32_t v0, v1, v2, v3, v4;
-        UP_NEXT(0, p0, k_field_max[0], v0);
-        UP_NEXT(1, p1, regions - 1, v1);
-        UP_NEXT(2, p2, k_field_max[2], v2);
-        UP_NEXT(3, p3, k_field_max[3], v3);
-        UP_NEXT(4, p4, k_field_max[4], v4);
-        q[r] = v0;
-        out[r].rid = v1;
-        out[r].clr = (uint16_t)v2;
-        out[r].flags = (uint8_t)v3;
-        out[r].steps = (uint8_t)v4;
+    uint32_t row0 = 0;
+    for (uint32_t i = 0; i < ncell;) {
+        /* the cells whose varints cannot run past a stream's end: at most 10 bytes each */
+        size_t room = ncell - i;
+        const uint8_t *const pp[NM_BGRD_FIELDS] = {p0, p1, p2, p3, p4};
+        for (int f = 0; f < NM_BGRD_FIELDS; f++) {
+            const size_t left = (size_t)(end[f] - pp[f]) / 10;
+            room = left < room ? left : room;
+        }
+        const bool safe = room > 0;
+        const uint32_t stop = safe ? i + (uint32_t)room : i + 1;
+        for (; i < stop; i++) {
+            const uint32_t r = s->first[i], cell = (uint32_t)s->cells[i];
+            while (cell - row0 >= nx) row0 += nx; /* cells ascend: the row's start, no division */
+            const uint32_t c = cell - row0;
+            uint32_t v0, v1, v2, v3, v4;
+            UP_NEXT(0, p0, safe ? p0 + 10 : end[0], k_field_max[0], v0);
+            UP_NEXT(1, p1, safe ? p1 + 10 : end[1], regions - 1, v1);
+            UP_NEXT(2, p2, safe ? p2 + 10 : end[2], k_field_max[2], v2);
+            UP_NEXT(3, p3, safe ? p3 + 10 : end[3], k_field_max[3], v3);
+            UP_NEXT(4, p4, safe ? p4 + 10 : end[4], k_field_max[4], v4);
+            q[r] = v0;
+            const bool one = s->first[i + 1] == r + 1;
+            out[r] = (nm_grid_rec){(int32_t)cell, one ? dict[v1] : v1, one ? rec_height(hmin, v0, (uint8_t)v3) : 0.0f,
+                                   (uint16_t)v2, (uint8_t)v3, (uint8_t)v4};
+        }
     }
 #undef UP_NEXT
     p[0] = p0;
@@ -388,6 +418,70 @@ static bool layer0_pass(const uint32_t *lrec, const uint32_t *lcol, uint32_t m, 
     p[3] = p3;
     p[4] = p4;
     return true;
+}
+
+/* Layer groups: the records of layer l >= from of every cell with more than l layers, cells
+ * ascending (the order a pass reads them), with the column of their cell; group l is
+ * [ls[l-1], ls[l]) (from 0), the groups below `from` empty. */
+static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint32_t nx, uint32_t from)
+{
+    uint32_t *ls = s->lstart;
+    for (uint32_t l = 0; l <= kmax; l++) ls[l] = 0;
+    for (uint32_t i = 0; i < ncell; i++) ls[s->first[i + 1] - s->first[i] - 1]++;
+    for (uint32_t l = kmax; l-- > 0;) ls[l] += ls[l + 1]; /* cells with more than l layers */
+    {
+        uint32_t acc = 0;
+        for (uint32_t l = 0; l < kmax; l++) {
+            uint32_t cnt = l < from ? 0 : ls[l];
+            ls[l] = acc;
+            acc += cnt;
+        }
+        ls[kmax] = acc;
+    }
+    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards);
+     * cells ascend, so each column is the cell less its row's start (no division a cell) */
+    uint32_t row0 = 0;
+    for (uint32_t i = 0; i < ncell; i++) {
+        uint32_t k = s->first[i + 1] - s->first[i];
+        if (k <= from) continue;
+        while ((uint32_t)s->cells[i] - row0 >= nx) row0 += nx;
+        uint32_t x = (uint32_t)s->cells[i] - row0;
+        for (uint32_t l = from; l < k; l++) {
+            uint32_t at = ls[l]++;
+            s->lrec[at] = s->first[i] + l;
+            s->lcol[at] = x;
+        }
+    }
+}
+
+/* Record r of cell i finished: cell number, dictionary region, height (Fill = 0); the fields not
+ * asked for are 0. */
+static inline void record_out(const nm_bgrd_scratch *s, uint32_t i, uint32_t r, unsigned want, float hmin,
+                              const uint32_t *dict, nm_grid_rec *out)
+{
+    out[r].cell = s->cells[i];
+    out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
+    out[r].h = !(want & NM_BGRD_F_HEIGHT) ? 0.0f : rec_height(hmin, s->q[r], out[r].flags);
+    if (!(want & NM_BGRD_F_CLR)) out[r].clr = 0;
+    if (!(want & NM_BGRD_F_FLAGS)) out[r].flags = 0;
+    if (!(want & NM_BGRD_F_STEPS)) out[r].steps = 0;
+}
+
+/* The records' last step (record_out); with deep_only, only the cells layer0_cells left
+ * unfinished (more than one layer). */
+static void records_out(const nm_bgrd_scratch *s, uint32_t ncell, unsigned want, float hmin,
+                        const uint32_t *dict, bool deep_only, nm_grid_rec *out)
+{
+    if (deep_only) {
+        for (uint32_t i = 0; i < ncell; i++)
+            if (s->first[i + 1] - s->first[i] > 1)
+                for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++)
+                    record_out(s, i, r, want, hmin, dict, out);
+        return;
+    }
+    for (uint32_t i = 0; i < ncell; i++)
+        for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++)
+            record_out(s, i, r, want, hmin, dict, out);
 }
 
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
@@ -479,35 +573,8 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
         return rc;
     }
 
-    /* Layer groups: the records of layer l of every cell with more than l layers, cells
-     * ascending (the order a pass reads them), with the column of their cell. */
-    uint32_t *ls = s->lstart;
-    for (uint32_t l = 0; l <= h.kmax; l++) ls[l] = 0;
-    for (uint32_t i = 0; i < h.ncell; i++) ls[s->first[i + 1] - s->first[i] - 1]++;
-    for (uint32_t l = h.kmax; l-- > 0;) ls[l] += ls[l + 1];  /* cells with more than l layers */
-    {
-        uint32_t acc = 0;
-        for (uint32_t l = 0; l < h.kmax; l++) {
-            uint32_t cnt = ls[l];
-            ls[l] = acc;
-            acc += cnt;
-        }
-        ls[h.kmax] = acc;
-    }
-    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards);
-     * cells ascend, so each column is the cell less its row's start (no division a cell) */
-    uint32_t row0 = 0;
-    for (uint32_t i = 0; i < h.ncell; i++) {
-        uint32_t k = s->first[i + 1] - s->first[i];
-        while ((uint32_t)s->cells[i] - row0 >= (uint32_t)e->nx) row0 += (uint32_t)e->nx;
-        uint32_t x = (uint32_t)s->cells[i] - row0;
-        for (uint32_t l = 0; l < k; l++) {
-            uint32_t at = ls[l]++;
-            s->lrec[at] = s->first[i] + l;
-            s->lcol[at] = x;
-        }
-    }
     uint32_t *state = s->col;
+    uint32_t *ls = s->lstart;
 
     /* Streams 3..7: residuals, field -> layer -> cell; layer 0 of every field at once when all
      * are wanted. */
@@ -519,14 +586,14 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     uint32_t l0 = 0;
     if (want == NM_BGRD_ALL_FIELDS) {
         memset(state, 0, (size_t)NM_BGRD_FIELDS * (size_t)e->nx * sizeof *state);
-        if (layer0_pass(s->lrec, s->lcol, ls[0], state, (uint32_t)e->nx, pf, endf, h.regions,
-                        s->q, out)) {
+        if (layer0_cells(s, h.ncell, state, (uint32_t)e->nx, pf, endf, h.regions, h.hmin, dict, out)) {
             l0 = 1;
             s->layer0_passes++;
         }
         else /* the per-field passes below name the bad value */
             for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) pf[f] = s->stream[3 + f].p;
     }
+    layer_groups(s, h.ncell, h.kmax, (uint32_t)e->nx, l0);
     for (uint32_t f = 0; f < NM_BGRD_FIELDS; f++) {
         if (!(want & (1u << f))) continue;
         const uint8_t *p = pf[f], *end = endf[f];
@@ -568,19 +635,7 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
             return rc;
         }
     }
-    /* Records: cell numbers, dictionary regions, heights (h = hmin + q/64 in double; Fill = 0);
-     * fields not asked for are 0. */
-    for (uint32_t i = 0; i < h.ncell; i++)
-        for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++) {
-            out[r].cell = s->cells[i];
-            out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
-            out[r].h = !(want & NM_BGRD_F_HEIGHT) || (out[r].flags & NM_GRID_FILL)
-                           ? 0.0f
-                           : (float)((double)h.hmin + (double)s->q[r] / NM_BGRD_HEIGHT_STEPS);
-            if (!(want & NM_BGRD_F_CLR)) out[r].clr = 0;
-            if (!(want & NM_BGRD_F_FLAGS)) out[r].flags = 0;
-            if (!(want & NM_BGRD_F_STEPS)) out[r].steps = 0;
-        }
+    records_out(s, h.ncell, want, h.hmin, dict, l0 == 1, out);
     return NM_OK;
 }
 
