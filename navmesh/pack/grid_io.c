@@ -346,6 +346,14 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
     return m;
 }
 
+/* The column of `cell` in a row of nx cells, *row0 the start of the row of the cell before it:
+ * cells ascend, so the row's start moves on instead of a division a cell. */
+static inline uint32_t cell_column(uint32_t cell, uint32_t nx, uint32_t *row0)
+{
+    while (cell - *row0 >= nx) *row0 += nx;
+    return cell - *row0;
+}
+
 /* A record's height: h = hmin + q/64 in double, 0 for Fill (the records' last step). */
 static inline float rec_height(float hmin, uint32_t q, uint8_t flags)
 {
@@ -397,8 +405,7 @@ static bool layer0_cells(const nm_bgrd_scratch *s, uint32_t ncell, uint32_t *sta
         const uint32_t stop = safe ? i + (uint32_t)room : i + 1;
         for (; i < stop; i++) {
             const uint32_t r = s->first[i], cell = (uint32_t)s->cells[i];
-            while (cell - row0 >= nx) row0 += nx; /* cells ascend: the row's start, no division */
-            const uint32_t c = cell - row0;
+            const uint32_t c = cell_column(cell, nx, &row0);
             uint32_t v0, v1, v2, v3, v4;
             UP_NEXT(0, p0, safe ? p0 + 10 : end[0], k_field_max[0], v0);
             UP_NEXT(1, p1, safe ? p1 + 10 : end[1], regions - 1, v1);
@@ -438,14 +445,12 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
         }
         ls[kmax] = acc;
     }
-    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards);
-     * cells ascend, so each column is the cell less its row's start (no division a cell) */
+    /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards) */
     uint32_t row0 = 0;
     for (uint32_t i = 0; i < ncell; i++) {
         uint32_t k = s->first[i + 1] - s->first[i];
         if (k <= from) continue;
-        while ((uint32_t)s->cells[i] - row0 >= nx) row0 += nx;
-        uint32_t x = (uint32_t)s->cells[i] - row0;
+        uint32_t x = cell_column((uint32_t)s->cells[i], nx, &row0);
         for (uint32_t l = from; l < k; l++) {
             uint32_t at = ls[l]++;
             s->lrec[at] = s->first[i] + l;
@@ -454,34 +459,23 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
     }
 }
 
-/* Record r of cell i finished: cell number, dictionary region, height (Fill = 0); the fields not
- * asked for are 0. */
-static inline void record_out(const nm_bgrd_scratch *s, uint32_t i, uint32_t r, unsigned want, float hmin,
-                              const uint32_t *dict, nm_grid_rec *out)
-{
-    out[r].cell = s->cells[i];
-    out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
-    out[r].h = !(want & NM_BGRD_F_HEIGHT) ? 0.0f : rec_height(hmin, s->q[r], out[r].flags);
-    if (!(want & NM_BGRD_F_CLR)) out[r].clr = 0;
-    if (!(want & NM_BGRD_F_FLAGS)) out[r].flags = 0;
-    if (!(want & NM_BGRD_F_STEPS)) out[r].steps = 0;
-}
-
-/* The records' last step (record_out); with deep_only, only the cells layer0_cells left
- * unfinished (more than one layer). */
+/* The records' last step: cell numbers, dictionary regions, heights (Fill = 0); the fields not
+ * asked for are 0. With deep_only, only the cells layer0_cells left unfinished (more than one
+ * layer). */
 static void records_out(const nm_bgrd_scratch *s, uint32_t ncell, unsigned want, float hmin,
                         const uint32_t *dict, bool deep_only, nm_grid_rec *out)
 {
-    if (deep_only) {
-        for (uint32_t i = 0; i < ncell; i++)
-            if (s->first[i + 1] - s->first[i] > 1)
-                for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++)
-                    record_out(s, i, r, want, hmin, dict, out);
-        return;
+    for (uint32_t i = 0; i < ncell; i++) {
+        if (deep_only && s->first[i + 1] - s->first[i] == 1) continue;
+        for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++) {
+            out[r].cell = s->cells[i];
+            out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
+            out[r].h = !(want & NM_BGRD_F_HEIGHT) ? 0.0f : rec_height(hmin, s->q[r], out[r].flags);
+            if (!(want & NM_BGRD_F_CLR)) out[r].clr = 0;
+            if (!(want & NM_BGRD_F_FLAGS)) out[r].flags = 0;
+            if (!(want & NM_BGRD_F_STEPS)) out[r].steps = 0;
+        }
     }
-    for (uint32_t i = 0; i < ncell; i++)
-        for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++)
-            record_out(s, i, r, want, hmin, dict, out);
 }
 
 int nm_bgrd_decode_tile(const nm_bgrd *g, uint32_t zone, uint32_t tile, nm_bgrd_scratch *s,
