@@ -211,17 +211,17 @@ int nm_core_anchor_px_cached(const nm_bgrd *g, uint32_t zone, const nm_bgrd_cach
 
 /* The region's bounding box over the whole zone (inclusive global cells; empty when none): the
  * region's own cells of every tile whose dictionary names it. Only the region field of the tiles
- * that can still widen the box is decoded (outer tiles first); the box is the same as a scan of
- * every such tile. */
-int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out,
+ * that can still widen the box is decoded (outer tiles first, on up to `workers` threads, <= 0:
+ * the machine's cores); the box is the same as a scan of every such tile, whatever the workers. */
+int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, int workers, nm_cell_rect *out,
                    nm_error *err);
 /* Every region's box at once, the same boxes as nm_region_bbox: (*rids)[k] ascending, the regions
  * the tiles' dictionaries name, and (*boxes)[k] (both nm_malloc'd; empty for a region with no
  * cell of its own). views[t] (views may be NULL) holds tile t's records when it has them; the
- * other tiles' region fields are decoded one tile at a time. Fails (nothing out) when a tile does
- * not decode or on no memory. */
-int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t **rids,
-                     nm_cell_rect **boxes, uint32_t *n, nm_error *err);
+ * other tiles' region fields are decoded a tile at a time on each of the workers. Fails (nothing
+ * out) when a tile does not decode or on no memory. */
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, int workers,
+                     uint32_t **rids, nm_cell_rect **boxes, uint32_t *n, nm_error *err);
 
 /* ================================================================================================
  * Authored no-go table (reference-maaend.md §4.9)

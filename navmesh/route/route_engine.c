@@ -259,7 +259,7 @@ static int cached_bbox(nm_route_engine *e, nm_route_zone_entry *z, uint32_t rid,
             *out = z->bbox[i];
             return NM_OK;
         }
-    int rc = nm_region_bbox(&e->grid, (uint32_t)z->bgrd_zone, rid, out, err);
+    int rc = nm_region_bbox(&e->grid, (uint32_t)z->bgrd_zone, rid, e->workers, out, err);
     if (rc) return rc;
     keep_bbox(z, rid, out);
     return NM_OK;
@@ -1893,8 +1893,8 @@ static int plan_locked(nm_route_engine *e, const nm_route_request *q, nm_route_r
  * legs on it, and otherwise each plan in a new part of the zone paid its first decodes (a third
  * of the demo route's planning time). A zone too large for the cache is left to the plans, which
  * keep what they decode. Then every region's bounding box (类的包围盒), from those tiles or, for
- * a zone too large, from each tile's region field decoded in turn (a region's first plan paid it
- * otherwise: 115 ms on the large world). Nothing here can fail warm: a tile that does not decode
+ * a zone too large, from the tiles' region fields decoded on the engine's workers (a region's
+ * first plan paid it otherwise: 115 ms on the large world). Nothing here can fail warm: a tile that does not decode
  * (or no memory) leaves the cache and the boxes as they were, and the plan that reads the tile
  * reports it. */
 static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
@@ -1915,7 +1915,7 @@ static void warm_tiles(nm_route_engine *e, nm_route_zone_entry *z)
     if (rc == NM_OK && fits)
         rc = nm_bgrd_view_tiles(&e->grid, (uint32_t)z->bgrd_zone, ids, gz->tile_count, &e->fields, &e->tiles,
                                 e->workers, &e->decode, views, &err);
-    if (rc == NM_OK) rc = nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, &rids, &box, &nr, &err);
+    if (rc == NM_OK) rc = nm_region_bboxes(&e->grid, (uint32_t)z->bgrd_zone, views, e->workers, &rids, &box, &nr, &err);
     for (uint32_t k = 0; rc == NM_OK && k < nr; k++) { /* the boxes not kept yet */
         bool kept = false;
         for (uint32_t i = 0; i < z->nbbox && !kept; i++) kept = z->bbox_rid[i] == rids[k];

@@ -4,6 +4,8 @@
 #include "route.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +276,20 @@ static void bboxes_add(const nm_bgrd_tile *t, const nm_grid_rec *rec, size_t n, 
     }
 }
 
+/* b grown to hold a (either may be empty). */
+static void rect_unite(nm_cell_rect *b, const nm_cell_rect *a)
+{
+    if (nm_cell_rect_empty(a)) return;
+    if (nm_cell_rect_empty(b)) {
+        *b = *a;
+        return;
+    }
+    if (a->x0 < b->x0) b->x0 = a->x0;
+    if (a->y0 < b->y0) b->y0 = a->y0;
+    if (a->x1 > b->x1) b->x1 = a->x1;
+    if (a->y1 > b->y1) b->y1 = a->y1;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -323,6 +339,102 @@ static int dictionaries(const nm_bgrd *g, uint32_t zone, uint32_t only, nm_bgrd_
     return rc;
 }
 
+/* Step 4 of region_boxes: the candidate tiles taken in order by the workers. A tile is decoded
+ * while its own rectangle can widen the box of a region it names, and its records go into the
+ * worker's own boxes, then into the shared ones: a box is a min / max, so neither the order nor
+ * the tiles left out (inside every box they could widen) change it. */
+typedef struct bbox_worker {
+    nm_bgrd_scratch s;
+    nm_grid_rec *buf;
+    size_t cap;
+    nm_cell_rect *box; /* [nreg], empty but for the tile being added */
+} bbox_worker;
+
+typedef struct bbox_job {
+    const nm_bgrd *g;
+    uint32_t zone;
+    const bbox_tile *cand;
+    const uint32_t *dict, *dict_at, *reg;
+    uint32_t nreg;
+    nm_cell_rect *box; /* the boxes, behind mu */
+    pthread_mutex_t mu;
+    size_t err_at; /* the first candidate that failed, and its error */
+    nm_error err;
+    bbox_worker w[NM_WORKER_LIMIT];
+} bbox_job;
+
+static int bbox_tile_add(void *ctx, size_t k, int worker)
+{
+    bbox_job *j = (bbox_job *)ctx;
+    bbox_worker *bw = &j->w[worker];
+    const uint32_t ti = j->cand[k].ti, q0 = j->dict_at[ti], q1 = j->dict_at[ti + 1];
+    const nm_bgrd_tile *t = &j->g->zones[j->zone].tiles[ti];
+    const nm_cell_rect o = own_rect(t);
+    bool widens = false; /* the own rectangle outside the box of a region the tile names */
+    pthread_mutex_lock(&j->mu);
+    for (uint32_t q = q0; q < q1 && !widens; q++)
+        widens = nm_cell_rect_empty(&j->box[j->dict[q]]) || !nm_cell_rect_contains(&j->box[j->dict[q]], &o);
+    pthread_mutex_unlock(&j->mu);
+    if (!widens) return NM_OK;
+    nm_error e = {0};
+    int rc = NM_OK;
+    if (!bw->box && !(bw->box = (nm_cell_rect *)nm_malloc((size_t)j->nreg * sizeof *bw->box)))
+        rc = nm_fail(&e, NM_ERR_NOMEM, "region boxes: out of memory");
+    else if (bw->cap < t->records) {
+        nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(bw->buf, (size_t)t->records * sizeof *nb);
+        if (nb) {
+            bw->buf = nb;
+            bw->cap = t->records;
+        } else {
+            rc = nm_fail(&e, NM_ERR_NOMEM, "region boxes: out of memory");
+        }
+    }
+    if (rc == NM_OK) rc = nm_bgrd_decode_tile_fields(j->g, j->zone, ti, NM_BGRD_F_REGION, &bw->s, bw->buf, &e);
+    if (rc == NM_OK) { /* the tile's records are of the regions its dictionary names */
+        for (uint32_t q = q0; q < q1; q++) bw->box[j->dict[q]] = (nm_cell_rect){0, 0, -1, -1};
+        bboxes_add(t, bw->buf, t->records, j->reg, j->nreg, bw->box);
+    }
+    pthread_mutex_lock(&j->mu);
+    if (rc == NM_OK) {
+        for (uint32_t q = q0; q < q1; q++) rect_unite(&j->box[j->dict[q]], &bw->box[j->dict[q]]);
+    } else if (k < j->err_at) {
+        j->err_at = k;
+        j->err = e;
+    }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+static int bbox_decode(bbox_job *j, uint32_t nc, int workers, nm_error *err)
+{
+    size_t records = 0;
+    for (uint32_t k = 0; k < nc; k++) records += j->g->zones[j->zone].tiles[j->cand[k].ti].records;
+    pthread_mutex_init(&j->mu, NULL);
+    j->err_at = SIZE_MAX;
+    const int nw = nm_workers_for(records, workers);
+    int rc = nm_parallel_claim(nc, NULL, nw, bbox_tile_add, j);
+    if (rc != NM_OK && nw > 1) {
+        /* A tile failed. Workers decode every tile the one-thread order decodes (a box is never
+         * larger when a tile is judged beside others than in that order) and maybe more, so that
+         * order says whether the boxes fail, and with which tile's error: asked again, from empty
+         * boxes, a bad pack fails the same way on any worker count. */
+        for (uint32_t r = 0; r < j->nreg; r++) j->box[r] = (nm_cell_rect){0, 0, -1, -1};
+        j->err_at = SIZE_MAX;
+        rc = nm_parallel_claim(nc, NULL, 1, bbox_tile_add, j);
+    }
+    if (rc != NM_OK && j->err_at == SIZE_MAX) /* no candidate failed: the workers' own table */
+        rc = nm_fail(err, rc, "region boxes: out of memory");
+    else if (rc != NM_OK && err)
+        *err = j->err;
+    for (int w = 0; w < NM_WORKER_LIMIT; w++) {
+        nm_bgrd_scratch_free(&j->w[w].s);
+        nm_free(j->w[w].buf);
+        nm_free(j->w[w].box);
+    }
+    pthread_mutex_destroy(&j->mu);
+    return rc;
+}
+
 /* The boxes of region `only` (UINT32_MAX: of every region the tiles' dictionaries name):
  * (*reg)[k] ascending and (*box)[k], *nreg of them. Sized by the regions named, not by the zone's
  * declared global_regions. The tiles no view holds are taken outer ones first (by the least
@@ -331,7 +443,8 @@ static int dictionaries(const nm_bgrd *g, uint32_t zone, uint32_t only, nm_bgrd_
  * inner tiles, inside the boxes by then, are never decoded. Boxes are a min / max, so the order
  * does not change them. */
 static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t only,
-                        uint32_t **reg_out, nm_cell_rect **box_out, uint32_t *nreg_out, nm_error *err)
+                        int workers, uint32_t **reg_out, nm_cell_rect **box_out, uint32_t *nreg_out,
+                        nm_error *err)
 {
     const nm_bgrd_zone *z = &g->zones[zone];
     *reg_out = NULL;
@@ -339,10 +452,9 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
     *nreg_out = 0;
     nm_bgrd_scratch s;
     memset(&s, 0, sizeof s);
-    nm_grid_rec *buf = NULL;
     uint32_t *dict = NULL, *reg = NULL, nc = 0, nreg = 0;
     nm_cell_rect *ext = NULL, *box = NULL;
-    size_t bcap = 0, nd = 0;
+    size_t nd = 0;
     bbox_tile *cand = (bbox_tile *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *cand);
     uint32_t *dict_at = (uint32_t *)nm_malloc(((size_t)z->tile_count + 1) * sizeof *dict_at);
     int rc = cand && dict_at ? dictionaries(g, zone, only, &s, dict_at, &dict, &nd, err)
@@ -397,26 +509,10 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
         cand[k].edge = d;
     }
     if (rc == NM_OK) qsort(cand, nc, sizeof *cand, cmp_bbox_tile);
-    /* 4. outer tiles first, each while it can widen a box */
-    for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
-        const uint32_t ti = cand[k].ti;
-        const nm_bgrd_tile *t = &z->tiles[ti];
-        const nm_cell_rect o = own_rect(t);
-        bool widens = false; /* the own rectangle outside the box of a region the tile names */
-        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1] && !widens; q++)
-            widens = nm_cell_rect_empty(&box[dict[q]]) || !nm_cell_rect_contains(&box[dict[q]], &o);
-        if (!widens) continue;
-        if (bcap < t->records) {
-            nm_grid_rec *nb = (nm_grid_rec *)nm_realloc(buf, (size_t)t->records * sizeof *nb);
-            if (!nb) {
-                rc = nm_fail(err, NM_ERR_NOMEM, "region boxes: out of memory");
-                break;
-            }
-            buf = nb;
-            bcap = t->records;
-        }
-        if ((rc = nm_bgrd_decode_tile_fields(g, zone, ti, NM_BGRD_F_REGION, &s, buf, err))) break;
-        bboxes_add(t, buf, t->records, reg, nreg, box);
+    /* 4. outer tiles first, each while it can widen a box, on the workers */
+    if (rc == NM_OK && nc) {
+        bbox_job j = {g, zone, cand, dict, dict_at, reg, nreg, box};
+        rc = bbox_decode(&j, nc, workers, err);
     }
     if (rc == NM_OK) {
         *reg_out = reg;
@@ -430,28 +526,28 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
     nm_free(dict_at);
     nm_free(ext);
     nm_free(dict);
-    nm_free(buf);
     nm_bgrd_scratch_free(&s);
     return rc;
 }
 
-int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, uint32_t **rids,
-                     nm_cell_rect **boxes, uint32_t *n, nm_error *err)
+int nm_region_bboxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view *views, int workers,
+                     uint32_t **rids, nm_cell_rect **boxes, uint32_t *n, nm_error *err)
 {
     *rids = NULL;
     *boxes = NULL;
     *n = 0;
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region boxes: no zone %u", zone);
-    return region_boxes(g, zone, views, UINT32_MAX, rids, boxes, n, err);
+    return region_boxes(g, zone, views, UINT32_MAX, workers, rids, boxes, n, err);
 }
 
-int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, nm_cell_rect *out, nm_error *err)
+int nm_region_bbox(const nm_bgrd *g, uint32_t zone, uint32_t rid, int workers, nm_cell_rect *out,
+                   nm_error *err)
 {
     *out = (nm_cell_rect){0, 0, -1, -1};
     if (zone >= g->zone_count) return nm_fail(err, NM_ERR_ARG, "region bbox: no zone %u", zone);
     uint32_t *reg, n;
     nm_cell_rect *box;
-    const int rc = region_boxes(g, zone, NULL, rid, &reg, &box, &n, err);
+    const int rc = region_boxes(g, zone, NULL, rid, workers, &reg, &box, &n, err);
     if (rc == NM_OK && n == 1) *out = box[0];
     nm_free(reg);
     nm_free(box);

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                       &out, &e);
         uint32_t *rids, n;
         nm_cell_rect *boxes;
-        if (nm_region_bboxes(&g, z, NULL, &rids, &boxes, &n, &e) == NM_OK) {
+        if (nm_region_bboxes(&g, z, NULL, 2, &rids, &boxes, &n, &e) == NM_OK) {
             nm_free(rids);
             nm_free(boxes);
         }

@@ -530,7 +530,7 @@ Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
     cr_expect_gt(z->nbbox, 1, "the floor's, the deck's and the platform's boxes");
     for (uint32_t i = 0; i < z->nbbox; i++) {
         nm_cell_rect want;
-        cr_assert_eq(nm_region_bbox(&e.grid, (uint32_t)bz, z->bbox_rid[i], &want, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_region_bbox(&e.grid, (uint32_t)bz, z->bbox_rid[i], 1, &want, &err), NM_OK, "%s", err.msg);
         cr_expect(nm_cell_rect_equal(&want, &z->bbox[i]), "region %u", z->bbox_rid[i]);
     }
     const uint64_t misses = e.tiles.misses;
@@ -559,7 +559,7 @@ Test(engine, warm_decodes_a_zone_that_fits_the_tile_cache_and_plans_the_same)
     cr_expect_eq(zs->nbbox, z->nbbox, "its region boxes are kept all the same");
     for (uint32_t i = 0; i < zs->nbbox; i++) {
         nm_cell_rect want;
-        cr_assert_eq(nm_region_bbox(&small.grid, (uint32_t)bz, zs->bbox_rid[i], &want, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_region_bbox(&small.grid, (uint32_t)bz, zs->bbox_rid[i], 1, &want, &err), NM_OK, "%s", err.msg);
         cr_expect(nm_cell_rect_equal(&want, &zs->bbox[i]), "region %u, from the region fields", zs->bbox_rid[i]);
     }
     nm_route_engine_close(&small);

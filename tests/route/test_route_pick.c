@@ -228,12 +228,12 @@ Test(pick, region_bbox_scans_the_region_once, .init = write_zone, .fini = free_z
 {
     nm_cell_rect r;
     nm_error err = {0};
-    cr_assert_eq(nm_region_bbox(&grid, 0, 3, &r, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_region_bbox(&grid, 0, 3, 1, &r, &err), NM_OK, "%s", err.msg);
     cr_expect_eq(r.x0, 50);
     cr_expect_eq(r.x1, 60);
     cr_expect_eq(r.y0, 10);
     cr_expect_eq(r.y1, 12);
-    cr_assert_eq(nm_region_bbox(&grid, 0, 9, &r, &err), NM_OK);
+    cr_assert_eq(nm_region_bbox(&grid, 0, 9, 1, &r, &err), NM_OK);
     cr_expect(nm_cell_rect_empty(&r));
 }
 
@@ -259,7 +259,8 @@ static uint32_t bbox_zone_rid(int x, int y)
     return 0;
 }
 
-Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
+/* bbox_zone_rid's 300 x 200 cells as a BGRD section of 70 tiles, parsed into *g (b holds it). */
+static void bbox_zone(nm_buf *b, nm_bgrd *g)
 {
     const int W = 300, H = 200;
     uint32_t *cs = calloc((size_t)W * H + 1, sizeof *cs);
@@ -274,11 +275,19 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
     nm_grid_zone_src z = {"z", 0.0, 0.0, W, H, 6, cs, zr};
     nm_bgrd_write_opts o = {32, 8, 1, 1};
     nm_error err = {0};
+    cr_assert_eq(nm_bgrd_write(&z, 1, &o, b, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(nm_bgrd_parse(b->p, b->size, g, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(g->zones[0].tile_count, 70);
+    free(cs);
+    free(zr);
+}
+
+Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
+{
+    nm_error err = {0};
     nm_buf b = {0};
     nm_bgrd g;
-    cr_assert_eq(nm_bgrd_write(&z, 1, &o, &b, &err), NM_OK, "%s", err.msg);
-    cr_assert_eq(nm_bgrd_parse(b.p, b.size, &g, &err), NM_OK, "%s", err.msg);
-    cr_assert_eq(g.zones[0].tile_count, 70);
+    bbox_zone(&b, &g);
     nm_cell_rect want[7];
     for (int r = 0; r < 7; r++) want[r] = (nm_cell_rect){0, 0, -1, -1};
     nm_bgrd_scratch s = {0};
@@ -304,7 +313,7 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
     cr_expect_eq(want[6].x1, 60);
     for (uint32_t rid = 1; rid <= 6; rid++) {
         nm_cell_rect got;
-        cr_assert_eq(nm_region_bbox(&g, 0, rid, &got, &err), NM_OK, "%s", err.msg);
+        cr_assert_eq(nm_region_bbox(&g, 0, rid, 1, &got, &err), NM_OK, "%s", err.msg);
         cr_expect(nm_cell_rect_equal(&got, &want[rid]) || (nm_cell_rect_empty(&got) && nm_cell_rect_empty(&want[rid])),
                   "region %u: (%lld, %lld)-(%lld, %lld), a whole decode gives (%lld, %lld)-(%lld, %lld)", rid,
                   (long long)got.x0, (long long)got.y0, (long long)got.x1, (long long)got.y1,
@@ -320,14 +329,17 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
     /* and without them (a zone too large for the tile cache): each tile's region field in turn;
      * with some views: those tiles read, the others decoded; last, a zone that declares 4 G regions
      * (a corrupt or hostile directory): the boxes are sized by the regions the tiles name, so the
-     * same boxes come out (it fails when they are sized by the declared count: no memory) */
+     * same boxes come out (it fails when they are sized by the declared count: no memory); passes
+     * 4 and 5 decode the tiles on two and on four workers */
     const uint32_t declared = g.zones[0].global_regions;
-    for (int pass = 0; pass < 4; pass++) {
+    for (int pass = 0; pass < 6; pass++) {
+        const int workers = pass == 4 ? 2 : pass == 5 ? 4 : 1;
         if (pass == 3) g.zones[0].global_regions = UINT32_MAX - 1;
+        if (pass == 4) g.zones[0].global_regions = declared;
         for (uint32_t t = 0; pass == 2 && t < 70; t += 2) nm_bgrd_tile_view_free(&views[t]);
         uint32_t *rids, n;
         nm_cell_rect *boxes;
-        cr_assert_eq(nm_region_bboxes(&g, 0, pass == 1 || pass == 3 ? NULL : views, &rids, &boxes, &n, &err), NM_OK,
+        cr_assert_eq(nm_region_bboxes(&g, 0, pass == 0 || pass == 2 ? views : NULL, workers, &rids, &boxes, &n, &err), NM_OK,
                      "pass %d: %s", pass, err.msg);
         nm_cell_rect all[7];
         for (uint32_t rid = 0; rid <= 6; rid++) all[rid] = (nm_cell_rect){0, 0, -1, -1};
@@ -345,7 +357,7 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
         nm_free(rids);
         nm_free(boxes);
         nm_cell_rect one;
-        cr_assert_eq(nm_region_bbox(&g, 0, 3, &one, &err), NM_OK, "pass %d: %s", pass, err.msg);
+        cr_assert_eq(nm_region_bbox(&g, 0, 3, workers, &one, &err), NM_OK, "pass %d: %s", pass, err.msg);
         cr_expect(nm_cell_rect_equal(&one, &want[3]), "pass %d: region 3 alone", pass);
     }
     g.zones[0].global_regions = declared;
@@ -354,6 +366,99 @@ Test(pick, region_bbox_is_the_box_of_a_whole_decode_of_every_tile)
     nm_bgrd_scratch_free(&s);
     nm_bgrd_free(&g);
     nm_buf_free(&b);
-    free(cs);
-    free(zr);
+}
+
+/* The tile whose own rectangle holds global cell (x, y). */
+static const nm_bgrd_tile *bbox_tile_at(const nm_bgrd *g, int64_t x, int64_t y)
+{
+    for (uint32_t ti = 0; ti < g->zones[0].tile_count; ti++) {
+        const nm_bgrd_tile *t = &g->zones[0].tiles[ti];
+        if (x >= t->gx0 + t->px0 && x <= t->gx0 + t->px1 && y >= t->gy0 + t->py0 && y <= t->gy0 + t->py1)
+            return t;
+    }
+    cr_assert_fail("no tile holds (%lld, %lld)", (long long)x, (long long)y);
+    return NULL;
+}
+
+static void bbox_break(const nm_bgrd *g, const nm_bgrd_tile *t)
+{
+    memset((uint8_t *)g->bytes + t->offset + t->len / 2, 0xFF, t->len - t->len / 2);
+}
+
+/* A tile that does not decode, on one, two or four workers (which may decode tiles the
+ * one-thread order leaves out: a bad pack must not fail on some runs and not on others). A tile
+ * every order needs (region 3's lone cell at (5, 190)): the boxes fail, naming the same tile
+ * each time. Then, on a clean pack, a tile the one-thread order leaves out (inside the boxes
+ * when its turn comes): the boxes come out, the same as the clean pack's. It fails when a broken tile the boxes need goes unreported, when the outcome
+ * depends on the workers, or when the workers decode every tile. */
+Test(pick, region_boxes_fail_alike_on_any_worker_count)
+{
+    nm_buf b = {0}, clean = {0};
+    nm_bgrd g, gc;
+    bbox_zone(&b, &g);
+    bbox_zone(&clean, &gc);
+    uint32_t *want_rids = NULL, want_n = 0;
+    nm_cell_rect *want = NULL;
+    nm_error err0 = {0};
+    cr_assert_eq(nm_region_bboxes(&gc, 0, NULL, 1, &want_rids, &want, &want_n, &err0), NM_OK, "%s", err0.msg);
+    bbox_break(&g, bbox_tile_at(&g, 5, 190));
+    char first[sizeof ((nm_error *)0)->msg] = "";
+    const int counts[3] = {1, 2, 4};
+    for (int k = 0; k < 3; k++) {
+        for (int rep = 0; rep < 20; rep++) {
+            nm_error err = {0};
+            uint32_t *rids = NULL, n = 0;
+            nm_cell_rect *boxes = NULL;
+            cr_assert_neq(nm_region_bboxes(&g, 0, NULL, counts[k], &rids, &boxes, &n, &err), NM_OK,
+                          "%d workers: a broken tile goes unreported", counts[k]);
+            cr_expect_null(rids);
+            cr_expect_null(boxes);
+            if (!first[0]) {
+                cr_assert_neq(strstr(err.msg, "tile"), NULL, "the error names the tile: %s", err.msg);
+                memcpy(first, err.msg, sizeof first);
+            }
+            cr_expect_str_eq(err.msg, first, "%d workers", counts[k]);
+        }
+    }
+    /* the first tile (with records) whose break the one-thread order does not see */
+    const nm_bgrd_tile *inner = NULL;
+    for (uint32_t ti = 0; ti < gc.zones[0].tile_count && !inner; ti++) {
+        const nm_bgrd_tile *t = &gc.zones[0].tiles[ti];
+        if (!t->records) continue;
+        nm_buf tb = {0};
+        nm_bgrd tg;
+        bbox_zone(&tb, &tg);
+        bbox_break(&tg, &tg.zones[0].tiles[ti]);
+        nm_error err = {0};
+        uint32_t *rids = NULL, n = 0;
+        nm_cell_rect *boxes = NULL;
+        if (nm_region_bboxes(&tg, 0, NULL, 1, &rids, &boxes, &n, &err) == NM_OK) inner = t;
+        nm_free(rids);
+        nm_free(boxes);
+        nm_bgrd_free(&tg);
+        nm_buf_free(&tb);
+    }
+    cr_assert_not_null(inner, "every tile is decoded in the one-thread order");
+    bbox_break(&gc, inner);
+    for (int k = 0; k < 3; k++) {
+        for (int rep = 0; rep < 20; rep++) {
+            nm_error err = {0};
+            uint32_t *rids = NULL, n = 0;
+            nm_cell_rect *boxes = NULL;
+            cr_assert_eq(nm_region_bboxes(&gc, 0, NULL, counts[k], &rids, &boxes, &n, &err), NM_OK,
+                         "%d workers: %s", counts[k], err.msg);
+            cr_assert_eq(n, want_n, "%d workers", counts[k]);
+            for (uint32_t i = 0; i < n; i++)
+                cr_expect(rids[i] == want_rids[i] && nm_cell_rect_equal(&boxes[i], &want[i]),
+                          "%d workers: region %u", counts[k], rids[i]);
+            nm_free(rids);
+            nm_free(boxes);
+        }
+    }
+    nm_free(want_rids);
+    nm_free(want);
+    nm_bgrd_free(&gc);
+    nm_buf_free(&clean);
+    nm_bgrd_free(&g);
+    nm_buf_free(&b);
 }
