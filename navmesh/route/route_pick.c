@@ -411,7 +411,7 @@ static int bbox_decode(bbox_job *j, uint32_t nc, int workers, nm_error *err)
     for (uint32_t k = 0; k < nc; k++) records += j->g->zones[j->zone].tiles[j->cand[k].ti].records;
     pthread_mutex_init(&j->mu, NULL);
     j->err_at = SIZE_MAX;
-    const int nw = nm_workers_for(records, workers);
+    const int nw = workers > 0 ? workers : nm_workers_for(records, 0);
     int rc = nm_parallel_claim(nc, NULL, nw, bbox_tile_add, j);
     if (rc != NM_OK && nw > 1) {
         /* A tile failed. Workers decode every tile the one-thread order decodes (a box is never
