@@ -407,11 +407,14 @@ static int bbox_tile_add(void *ctx, size_t k, int worker)
 
 static int bbox_decode(bbox_job *j, uint32_t nc, int workers, nm_error *err)
 {
-    size_t records = 0;
-    for (uint32_t k = 0; k < nc; k++) records += j->g->zones[j->zone].tiles[j->cand[k].ti].records;
+    int nw = workers;
+    if (nw <= 0) { /* the machine's cores, for enough records */
+        size_t records = 0;
+        for (uint32_t k = 0; k < nc; k++) records += j->g->zones[j->zone].tiles[j->cand[k].ti].records;
+        nw = nm_workers_for(records, 0);
+    }
     pthread_mutex_init(&j->mu, NULL);
     j->err_at = SIZE_MAX;
-    const int nw = workers > 0 ? workers : nm_workers_for(records, 0);
     int rc = nm_parallel_claim(nc, NULL, nw, bbox_tile_add, j);
     if (rc != NM_OK && nw > 1) {
         /* A tile failed. Workers decode every tile the one-thread order decodes (a box is never
