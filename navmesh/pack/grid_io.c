@@ -434,7 +434,16 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
 {
     uint32_t *ls = s->lstart;
     for (uint32_t l = 0; l <= kmax; l++) ls[l] = 0;
-    for (uint32_t i = 0; i < ncell; i++) ls[s->first[i + 1] - s->first[i] - 1]++;
+    /* most cells have one layer: counted in a register, they do not chain stores to ls[0] */
+    uint32_t deep = 0;
+    for (uint32_t i = 0; i < ncell; i++) {
+        const uint32_t k = s->first[i + 1] - s->first[i];
+        if (k > 1) {
+            ls[k - 1]++;
+            deep++;
+        }
+    }
+    ls[0] = ncell - deep;
     for (uint32_t l = kmax; l-- > 0;) ls[l] += ls[l + 1]; /* cells with more than l layers */
     {
         uint32_t acc = 0;
