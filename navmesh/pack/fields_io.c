@@ -410,6 +410,7 @@ int nm_bnvf_merge_tile_kept(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
     nm_cursor cs = nm_cur(scratch[0].p, got[0]);
     nm_cursor cc = nm_cur(scratch[4].p, got[4]);
     int64_t scc = 0;
+    nm_cell_rows rows = {keep ? keep->tnx : 1, 0, 0};
     for (size_t i = 0; i < n; i++) {
         scc += nm_unzig(nm_cur_varint(&cs));
         uint64_t d = nm_cur_varint(&cc);
@@ -421,10 +422,7 @@ int nm_bnvf_merge_tile_kept(const nm_bnvf *f, uint32_t bgrd_zone, uint32_t tile,
             return nm_fail(err, NM_ERR_CORRUPT,
                            "BNVF: FSPN: zone '%s': tile %u: record %zu: clr2d %llu > clr %u", z->name, tile,
                            i, (unsigned long long)d, recs[i].clr);
-        if (keep) {
-            const int64_t lx = recs[i].cell % keep->tnx, ly = recs[i].cell / keep->tnx;
-            if (lx < keep->x0 || lx >= keep->x1 || ly < keep->y0 || ly >= keep->y1) continue;
-        }
+        if (keep && !nm_bnvf_keeps(keep, &rows, (uint32_t)recs[i].cell)) continue;
         nm_span_fields *o = &out[(*nout)++];
         o->scc = (uint32_t)scc;
         o->clr2 = (uint16_t)(recs[i].clr - d);

@@ -346,14 +346,6 @@ static inline __attribute__((always_inline)) uint32_t field_pass(
     return m;
 }
 
-/* The column of `cell` in a row of nx cells, *row0 the start of the row of the cell before it:
- * cells ascend, so the row's start moves on instead of a division a cell. */
-static inline uint32_t cell_column(uint32_t cell, uint32_t nx, uint32_t *row0)
-{
-    while (cell - *row0 >= nx) *row0 += nx;
-    return cell - *row0;
-}
-
 /* A record's height: h = hmin + q/64 in double, 0 for Fill (the records' last step). */
 static inline float rec_height(float hmin, uint32_t q, uint8_t flags)
 {
@@ -392,7 +384,7 @@ static bool layer0_cells(const nm_bgrd_scratch *s, uint32_t ncell, uint32_t *sta
             return false;                                                                          \
         v = col[c] = (uint32_t)x;                                                                  \
     } while (0)
-    uint32_t row0 = 0;
+    nm_cell_rows rows = {nx, 0, 0};
     for (uint32_t i = 0; i < ncell;) {
         /* the cells whose varints cannot run past a stream's end: at most 10 bytes each */
         size_t room = ncell - i;
@@ -405,7 +397,7 @@ static bool layer0_cells(const nm_bgrd_scratch *s, uint32_t ncell, uint32_t *sta
         const uint32_t stop = safe ? i + (uint32_t)room : i + 1;
         for (; i < stop; i++) {
             const uint32_t r = s->first[i], cell = (uint32_t)s->cells[i];
-            const uint32_t c = cell_column(cell, nx, &row0);
+            const uint32_t c = nm_cell_column(&rows, cell);
             uint32_t v0, v1, v2, v3, v4;
             UP_NEXT(0, p0, safe ? p0 + 10 : end[0], k_field_max[0], v0);
             UP_NEXT(1, p1, safe ? p1 + 10 : end[1], regions - 1, v1);
@@ -455,11 +447,11 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
         ls[kmax] = acc;
     }
     /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards) */
-    uint32_t row0 = 0;
+    nm_cell_rows rows = {nx, 0, 0};
     for (uint32_t i = 0; i < ncell; i++) {
         uint32_t k = s->first[i + 1] - s->first[i];
         if (k <= from) continue;
-        uint32_t x = cell_column((uint32_t)s->cells[i], nx, &row0);
+        uint32_t x = nm_cell_column(&rows, (uint32_t)s->cells[i]);
         for (uint32_t l = from; l < k; l++) {
             uint32_t at = ls[l]++;
             s->lrec[at] = s->first[i] + l;

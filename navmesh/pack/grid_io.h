@@ -464,6 +464,30 @@ typedef struct nm_bnvf_keep {
     int64_t x0, x1, y0, y1;
 } nm_bnvf_keep;
 
+/* A tile's cells as column and row without a division a cell: a tile's records ascend by cell, so
+ * the row is found again only when a cell leaves the row of the cell before it (a cell in any
+ * other row, earlier ones included, divides: any order gives the right answer). Starts as
+ * {nx, 0, 0}: row 0. */
+typedef struct nm_cell_rows {
+    uint32_t nx, row0, row; /* row length; the current row's first cell and its number */
+} nm_cell_rows;
+
+static inline uint32_t nm_cell_column(nm_cell_rows *r, uint32_t cell)
+{
+    if (cell - r->row0 >= r->nx) { /* a cell before row0 wraps past nx too */
+        r->row = cell / r->nx;
+        r->row0 = r->row * r->nx;
+    }
+    return cell - r->row0;
+}
+
+/* Whether keep holds a tile's cell; r (r->nx = keep->tnx) is left on the cell's row. */
+static inline bool nm_bnvf_keeps(const nm_bnvf_keep *k, nm_cell_rows *r, uint32_t cell)
+{
+    const int64_t x = nm_cell_column(r, cell), y = r->row;
+    return x >= k->x0 && x < k->x1 && y >= k->y0 && y < k->y1;
+}
+
 /* nm_bnvf_merge_tile writing only the fields of the records `keep` holds, in record order, to
  * out[0 .. *nout) (keep NULL: every record). The whole tile is decoded and checked as there; a
  * window that needs a part of a tile holds the fields of that part only (建窗的内存). */

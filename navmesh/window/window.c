@@ -594,12 +594,12 @@ static void expand_fetched(wbuild *b, const wsource *s, fetched *f)
     _Static_assert(sizeof(wspan) <= sizeof(nm_grid_rec), "a span fits a record's slot");
     unsigned char *slots = (unsigned char *)f->v.own_recs;
     size_t nsp = 0, kf = 0;
+    nm_cell_rows rows = {keep.tnx, 0, 0};
     for (size_t r = 0; r < f->v.n; r++) {
         const nm_grid_rec rec = f->v.own_recs[r];
-        int64_t lx = rec.cell % t->tnx, ly = rec.cell / t->tnx;
-        if (lx < keep.x0 || lx >= keep.x1 || ly < keep.y0 || ly >= keep.y1) continue;
+        if (!nm_bnvf_keeps(&keep, &rows, (uint32_t)rec.cell)) continue;
         const nm_span_fields *fl = &f->fl[kf++];
-        int64_t gx = t->tgx0 + lx, gy = t->tgy0 + ly;
+        const int64_t gx = t->tgx0 + ((uint32_t)rec.cell - rows.row0), gy = t->tgy0 + rows.row;
         size_t c = (size_t)((gy - s->wgy0) * b->nx + (gx - s->wgx0));
         int bits = expand_cell(b, &rec, fl, c, gx, gy);
         if (bits < 0) continue;
@@ -627,10 +627,8 @@ static int merge_expand_one(void *ctx, size_t k)
     fetch_job *j = ctx;
     fetched *f = &j->f[k];
     const nm_bnvf_keep keep = tile_keep(j->s, f->t);
-    for (size_t r = 0; r < f->v.n; r++) {
-        const int64_t lx = f->v.own_recs[r].cell % f->t->tnx, ly = f->v.own_recs[r].cell / f->t->tnx;
-        f->nk += lx >= keep.x0 && lx < keep.x1 && ly >= keep.y0 && ly < keep.y1;
-    }
+    nm_cell_rows rows = {keep.tnx, 0, 0};
+    for (size_t r = 0; r < f->v.n; r++) f->nk += nm_bnvf_keeps(&keep, &rows, (uint32_t)f->v.own_recs[r].cell);
     f->fl = nm_malloc((f->nk ? f->nk : 1) * sizeof *f->fl);
     f->rc = f->fl ? nm_bnvf_merge_tile_kept(j->s->fields, j->s->zone, f->t->id, f->v.own_recs, f->v.n,
                                             j->s->ws->scratch[k % (size_t)j->workers].fspn, &keep, f->fl,

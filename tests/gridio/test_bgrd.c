@@ -701,6 +701,30 @@ static int parse_and_decode_all(const uint8_t *p, size_t n, nm_error *e)
     return rc;
 }
 
+/* nm_cell_column (the decoder's and the window's cells without a division a cell) gives
+ * cell % nx and cell / nx for cells in ascending order with gaps of rows, in descending order, in
+ * a scrambled order and near the top of the range, for rows of 1, 7 and 640 cells. */
+Test(bgrd, cell_rows_give_the_division_s_column_and_row_in_any_order)
+{
+    const uint32_t nxs[] = {1, 7, 640};
+    for (size_t a = 0; a < sizeof nxs / sizeof nxs[0]; a++) {
+        const uint32_t nx = nxs[a];
+        uint32_t cells[600];
+        size_t n = 0;
+        for (uint32_t c = 0; n < 200; c += 1 + (c % 5 == 0 ? 3 * nx : c % 3)) cells[n++] = c; /* ascending */
+        for (size_t i = 0; i < 200; i++) cells[n++] = cells[199 - i];                            /* descending */
+        uint32_t x = 12345;
+        for (size_t i = 0; i < 190; i++) cells[n++] = (x = x * 1103515245u + 12345u) % (50u * nx); /* scrambled */
+        for (uint32_t i = 0; i < 10; i++) cells[n++] = UINT32_MAX - 9 + i;                      /* the top */
+        nm_cell_rows rows = {nx, 0, 0};
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t col = nm_cell_column(&rows, cells[i]);
+            cr_assert_eq(col, cells[i] % nx, "nx %u: cell %u: column %u", nx, cells[i], col);
+            cr_assert_eq(rows.row, cells[i] / nx, "nx %u: cell %u: row %u", nx, cells[i], rows.row);
+        }
+    }
+}
+
 Test(bgrd_corrupt, every_truncation_is_refused)
 {
     nm_buf b = {0};

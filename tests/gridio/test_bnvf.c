@@ -199,6 +199,60 @@ Test(bnvf, steps_merge_skips_directions_the_main_pack_leaves_open)
     fixture_free(&f);
 }
 
+/* A kept merge (the window's: only the records of a rectangle of the tile) writes, in record
+ * order, exactly the whole merge's fields of the records whose cell % tnx and cell / tnx fall in
+ * the rectangle, for every tile and rectangles inside, across, outside and around it. */
+Test(bnvf, a_kept_merge_holds_the_whole_merge_s_fields_of_its_rectangle)
+{
+    fixture f;
+    fixture_make(&f, fx_mixed_cell);
+    nm_bnvf side;
+    parse_side(&f, &side);
+    nm_bgrd_scratch s = {0};
+    nm_error e = {0};
+    const nm_bgrd_zone *z = &f.grid.zones[0];
+    size_t checked = 0, kept_some = 0;
+    for (uint32_t t = 0; t < z->tile_count; t++) {
+        const nm_bgrd_tile *te = &z->tiles[t];
+        const uint32_t n = te->records, tnx = (uint32_t)te->nx;
+        if (!n) continue;
+        nm_grid_rec *recs = malloc(n * sizeof *recs);
+        nm_span_fields *all = malloc(n * sizeof *all), *kept = malloc(n * sizeof *kept);
+        cr_assert(recs && all && kept);
+        cr_assert_eq(nm_bgrd_decode_tile(&f.grid, 0, t, &s, recs, &e), NM_OK, "%s", e.msg);
+        cr_assert_eq(nm_bnvf_merge_tile(&side, 0, t, recs, n, s.fspn, all, &e), NM_OK, "%s", e.msg);
+        const int64_t rects[][4] = {{0, tnx, 0, te->ny},         {te->px0, te->px1 + 1, te->py0, te->py1 + 1},
+                                    {1, 3, 2, te->ny - 1},       {tnx - 1, tnx + 5, -4, 1},
+                                    {-9, 0, 0, te->ny},          {2, 2, 0, te->ny},
+                                    {0, tnx, te->ny, te->ny + 3}};
+        for (size_t q = 0; q < sizeof rects / sizeof rects[0]; q++) {
+            const nm_bnvf_keep k = {tnx, rects[q][0], rects[q][1], rects[q][2], rects[q][3]};
+            size_t nout = SIZE_MAX, want = 0;
+            cr_assert_eq(nm_bnvf_merge_tile_kept(&side, 0, t, recs, n, s.fspn, &k, kept, &nout, &e), NM_OK, "%s",
+                         e.msg);
+            for (uint32_t i = 0; i < n; i++) {
+                const int64_t x = (uint32_t)recs[i].cell % tnx, y = (uint32_t)recs[i].cell / tnx;
+                if (x < k.x0 || x >= k.x1 || y < k.y0 || y >= k.y1) continue;
+                cr_assert_lt(want, nout, "tile %u rectangle %zu: record %u missing", t, q, i);
+                cr_assert_eq(memcmp(&kept[want], &all[i], sizeof *all), 0, "tile %u rectangle %zu: record %u", t,
+                             q, i);
+                want++;
+            }
+            cr_assert_eq(nout, want, "tile %u rectangle %zu: %zu kept, %zu in the rectangle", t, q, nout, want);
+            checked++;
+            kept_some += want > 0 && want < n;
+        }
+        free(recs);
+        free(all);
+        free(kept);
+    }
+    cr_assert_gt(checked, 0);
+    cr_assert_gt(kept_some, 0, "some rectangle keeps part of a tile");
+    nm_bgrd_scratch_free(&s);
+    nm_bnvf_free(&side);
+    fixture_free(&f);
+}
+
 Test(bnvf, reach_from_walks_the_component_dag)
 {
     fixture f;
