@@ -216,6 +216,35 @@ Test(window, forbidden_steps_need_the_main_bits_and_facades_only_orthogonal)
     nm_window_free(&w);
 }
 
+/* Step 9 keeps a direction's re-judged bits only where the main pack names that direction, each
+ * of the four on its own, and clears a cell off the layer (its facade bits give no segment). */
+Test(window, step_bits_stay_in_the_directions_the_main_bits_name_and_only_on_the_layer)
+{
+    for (size_t k = 0; k < F.n; k++) {
+        const int32_t c = F.recs[k].cell;
+        for (int d = 0; d < 4; d++)
+            if (c == (int32_t)cellno(2 + d, 4)) {
+                F.recs[k].steps = (uint8_t)(3u << (2 * d));
+                F.f[k].steps2 = 0xFF;
+            }
+        if (c == (int32_t)cellno(5, 2)) { /* core without walk: off the layer */
+            F.recs[k].flags = NM_GRID_CORE;
+            F.recs[k].steps = 0xFF;
+            F.f[k].steps2 = 0xFF;
+            F.f[k].seg = 0x03;
+        }
+    }
+    nm_window w;
+    nm_error err = {0};
+    cr_assert_eq(build(&w, &err), NM_OK, "%s", err.msg);
+    for (int d = 0; d < 4; d++)
+        cr_expect_eq(w.stepbits[cellno(2 + d, 4)], 3u << (2 * d), "direction %d", d);
+    cr_expect_eq(w.lay[cellno(5, 2)], 0);
+    cr_expect_eq(w.stepbits[cellno(5, 2)], 0, "off the layer");
+    cr_expect_eq(w.nsegs, 1, "no facade segment off the layer");
+    nm_window_free(&w);
+}
+
 Test(window, authored_polygon_is_even_odd_and_zeroes_core_lay_dist)
 {
     /* square over cells i in [2,3], j in [1,2] (centres inside) */
