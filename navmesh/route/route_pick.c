@@ -258,9 +258,11 @@ static void bboxes_add(const nm_bgrd_tile *t, const nm_grid_rec *rec, size_t n, 
                        nm_cell_rect *box)
 {
     uint32_t last[2] = {0, UINT32_MAX};
+    const nm_bnvf_keep own = {(uint32_t)t->nx, t->px0, (int64_t)t->px1 + 1, t->py0, (int64_t)t->py1 + 1};
+    nm_cell_rows rows = {own.tnx, 0, 0};
     for (size_t k = 0; k < n; k++) {
-        const int64_t lx = rec[k].cell % t->nx, ly = rec[k].cell / t->nx;
-        if (lx < t->px0 || lx > t->px1 || ly < t->py0 || ly > t->py1) continue; /* apron */
+        if (!nm_bnvf_keeps(&own, &rows, (uint32_t)rec[k].cell)) continue; /* apron */
+        const int64_t lx = (uint32_t)rec[k].cell - rows.row0, ly = rows.row;
         const uint32_t i = region_index(reg, nreg, rec[k].rid, last);
         if (i == nreg) continue;
         nm_cell_rect *b = &box[i];
@@ -478,8 +480,7 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
         for (size_t k = 0; k < nd; k++) dict[k] = region_index(reg, nreg, dict[k], last);
     }
     for (uint32_t r = 0; rc == NM_OK && r < nreg; r++) {
-        ext[r] = (nm_cell_rect){INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN};
-        box[r] = (nm_cell_rect){0, 0, -1, -1};
+        ext[r] = box[r] = (nm_cell_rect){0, 0, -1, -1};
     }
     /* 3. the tiles held by views go in whole; the others are candidates, with the regions' tile
      * extents */
@@ -491,13 +492,7 @@ static int region_boxes(const nm_bgrd *g, uint32_t zone, const nm_bgrd_tile_view
         }
         if (dict_at[ti] == dict_at[ti + 1]) continue;
         const nm_cell_rect o = own_rect(t);
-        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1]; q++) {
-            nm_cell_rect *e = &ext[dict[q]];
-            if (o.x0 < e->x0) e->x0 = o.x0;
-            if (o.y0 < e->y0) e->y0 = o.y0;
-            if (o.x1 > e->x1) e->x1 = o.x1;
-            if (o.y1 > e->y1) e->y1 = o.y1;
-        }
+        for (uint32_t q = dict_at[ti]; q < dict_at[ti + 1]; q++) rect_unite(&ext[dict[q]], &o);
         cand[nc++] = (bbox_tile){0, ti};
     }
     for (uint32_t k = 0; rc == NM_OK && k < nc; k++) {
