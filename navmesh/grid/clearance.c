@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #define EDT_R NM_kEdtCells            /* row window, cells: ceil(kEdtCap / kCS) + 1 = 49 */
 #define EDT_G NM_GRID_EDT_COLCAP      /* column distance cap, cells: 4 * R = 196 */
@@ -306,6 +307,41 @@ int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int
             atomic_store_explicit(final_from, j, memory_order_release);
     }
     return NM_OK;
+}
+
+void nm_grid_bands_init(nm_grid_bands *b, int32_t ny, int32_t band, int32_t halo)
+{
+    atomic_init(&b->final_from, ny);
+    atomic_init(&b->claim, ny);
+    b->band = band > 0 ? band : 1;
+    b->halo = halo > 0 ? halo : 0;
+}
+
+bool nm_grid_bands_take(nm_grid_bands *b, int32_t *j0, int32_t *j1)
+{
+    for (;;) {
+        int c = atomic_load_explicit(&b->claim, memory_order_acquire);
+        if (c <= 0)
+            return false;
+        const int f = atomic_load_explicit(&b->final_from, memory_order_acquire);
+        const int first = f > 0 ? f + b->halo : 0; /* the first row whose band may be read */
+        if (first >= c) { /* the sweep's first pass finishes no row */
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+            continue;
+        }
+        const int lo = c - b->band > first ? c - b->band : first;
+        if (atomic_compare_exchange_weak_explicit(&b->claim, &c, lo, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            *j0 = lo;
+            *j1 = c;
+            return true;
+        }
+    }
+}
+
+void nm_grid_bands_stop(nm_grid_bands *b)
+{
+    atomic_store_explicit(&b->claim, 0, memory_order_release);
 }
 
 /* ---- MedialAxis ----------------------------------------------------------------------------- */

@@ -281,6 +281,21 @@ int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t 
  * from ny to 0, and rows final_from .. ny - 1 of src are not written again (NULL: no telling). */
 int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
                                 atomic_int *final_from, nm_error *err);
+/* Bands of rows of NearestSource's output handed to the threads that read it while the sweep
+ * runs: the sweep's second pass finishes rows bottom to top, so bands go last rows first. A band
+ * [j0, j1) is given once rows j0 - halo .. ny - 1 are final (halo: the rows above a row that its
+ * reader reads; 0 when it reads its own rows only). Pass &final_from to the sweep. */
+typedef struct nm_grid_bands {
+    atomic_int final_from; /* rows final_from .. ny - 1 are final */
+    atomic_int claim;      /* rows claim .. ny - 1 are given */
+    int32_t band, halo;
+} nm_grid_bands;
+void nm_grid_bands_init(nm_grid_bands *b, int32_t ny, int32_t band, int32_t halo);
+/* The next band into [*j0, *j1), of up to b->band rows, waiting (short sleeps) until its rows are
+ * final; false once every row is given. Any number of threads may take bands. */
+bool nm_grid_bands_take(nm_grid_bands *b, int32_t *j0, int32_t *j1);
+/* Gives no more bands (the sweep failed): takers return false. */
+void nm_grid_bands_stop(nm_grid_bands *b);
 
 /* MedialAxis (lambda-medial axis, lambda = kClrLambda = 2 cells): medial[c] = 1 for a free cell c
  * having a free 8-neighbour o, both with a source, such that the squared cell distance between

@@ -405,8 +405,7 @@ typedef struct corridor_job {
     const uint8_t *lim, *seeds;
     const int32_t *src;
     uint8_t *limg, *solidc;
-    atomic_int final_from; /* NearestSource: rows final_from .. ny - 1 are final */
-    atomic_int claim;      /* rows claim .. ny - 1 are taken by a thread */
+    nm_grid_bands rows;    /* NearestSource's final rows, handed out */
     int edge[2];           /* corridor_cells' flag, per thread */
 } corridor_job;
 
@@ -447,26 +446,13 @@ static int corridor_cells(const corridor_job *cj, uint32_t j0, uint32_t j1)
     return edge;
 }
 
-/* Takes chunks of final rows, last rows first, until every row is taken. The thread beside
- * NearestSource waits for rows (a short sleep: the sweeps' first pass finishes none); the one
- * that ran it finds every row final. */
+/* Takes bands of final rows until every row is taken. The thread beside NearestSource waits for
+ * rows (the sweeps' first pass finishes none); the one that ran it finds every row final. */
 static void corridor_share(corridor_job *cj, int who)
 {
-    enum { CHUNK = 32 };
-    for (;;) {
-        int c = atomic_load_explicit(&cj->claim, memory_order_acquire);
-        if (c <= 0)
-            return;
-        const int f = atomic_load_explicit(&cj->final_from, memory_order_acquire);
-        if (f >= c) {
-            nanosleep(&(struct timespec){0, 50000}, NULL);
-            continue;
-        }
-        const int lo = c - CHUNK > f ? c - CHUNK : f;
-        if (atomic_compare_exchange_weak_explicit(&cj->claim, &c, lo, memory_order_acq_rel,
-                                                  memory_order_acquire))
-            cj->edge[who] |= corridor_cells(cj, (uint32_t)lo, (uint32_t)c);
-    }
+    int32_t j0, j1;
+    while (nm_grid_bands_take(&cj->rows, &j0, &j1))
+        cj->edge[who] |= corridor_cells(cj, (uint32_t)j0, (uint32_t)j1);
 }
 
 /* The corridor (走廊) from the topology path and the open area solidc, on this thread's share
@@ -483,9 +469,9 @@ static int corridor(leg *L, const nm_search_path *seed, corridor_job *cj, nm_err
     mark_cells(seeds, seed->cell, seed->n);
     cj->src = src;
     cj->seeds = seeds;
-    int rc = nm_grid_nearest_source_rows(w->win.nx, w->win.ny, seeds, src, &cj->final_from, err);
+    int rc = nm_grid_nearest_source_rows(w->win.nx, w->win.ny, seeds, src, &cj->rows.final_from, err);
     if (rc) {
-        atomic_store(&cj->claim, 0); /* the thread beside it stops */
+        nm_grid_bands_stop(&cj->rows); /* the thread beside it stops */
         return rc;
     }
     corridor_share(cj, 0);
@@ -924,8 +910,7 @@ static int corridor_and_prep(leg *L, uint8_t *limg, uint8_t *solidc, nm_error *e
     const nm_search_request *req = L->req;
     const nm_search_path *seed = &L->out->topo;
     corridor_job cj = {.L = L, .lim = L->topo_lim, .limg = limg, .solidc = solidc};
-    atomic_init(&cj.final_from, (int)L->s.ny);
-    atomic_init(&cj.claim, (int)L->s.ny);
+    nm_grid_bands_init(&cj.rows, (int32_t)L->s.ny, 32, 0); /* corridor_cells reads its own rows */
     pthread_t th;
     const bool beside = two_threads(L) && pthread_create(&th, NULL, beside_main, &cj) == 0;
     if (!beside && req->los_prep)

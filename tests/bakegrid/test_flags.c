@@ -574,6 +574,44 @@ Test(bakegrid, workers_same_records)
     sb_free(&b);
 }
 
+/* A region of more than 4 Mi cells takes the workers inside its own fields: its medial bits are
+ * written beside NearestSource as the sweep's second pass finishes rows (medial_column). A floor
+ * of 520 x 520 px with a hole gives the same records, clearances and medial bits at 1 and 2
+ * workers, with medial bits around the hole and along the floor's middle. */
+Test(bakegrid, a_region_of_millions_of_cells_gives_the_same_fields_on_any_workers, .timeout = 240)
+{
+    sb b = {0};
+    mesh_group(&b, "floor");
+    mesh_rect(&b, 0, 0, 520, 520, 0.0, 5.0, 200, 240, 300, 280);
+    nm_pack p;
+    bake_loaded(b.s, &p);
+    nm_bake_grid_zone z1, z2;
+    bake_grid0(&p, 1, &z1);
+    bake_grid0(&p, 2, &z2);
+    cr_assert_eq(z1.global_regions, 1);
+    cr_assert_geq((size_t)z1.w * (size_t)z1.h, (size_t)1 << 22, "the region takes the workers");
+    cr_assert_eq(z2.rec_count, z1.rec_count);
+    cr_assert_eq(memcmp(z2.recs, z1.recs, z1.rec_count * sizeof *z1.recs), 0);
+    cr_assert_eq(memcmp(z2.clr2d, z1.clr2d, z1.rec_count * sizeof *z1.clr2d), 0);
+    cr_assert_eq(memcmp(z2.medial, z1.medial, z1.rec_count), 0);
+    /* the floor's diagonals cross every row: each row of the floor has a medial record (a band of
+     * rows skipped or cut short would leave rows without) */
+    int32_t rows_without = 0;
+    for (int32_t j = 0; j < z1.h; j++) {
+        const double v = ((double)(z1.gy0 + j) + 0.5) * NM_kCS;
+        if (v < 2.0 || v > 518.0) continue;
+        bool any = false;
+        for (size_t c = (size_t)j * (size_t)z1.w; c < (size_t)(j + 1) * (size_t)z1.w && !any; c++)
+            for (uint32_t i = z1.cell_start[c]; i < z1.cell_start[c + 1] && !any; i++) any = z1.medial[i] != 0;
+        rows_without += !any;
+    }
+    cr_assert_eq(rows_without, 0, "%d rows of the floor without a medial record", rows_without);
+    nm_bake_grid_zone_free(&z1);
+    nm_bake_grid_zone_free(&z2);
+    nm_pack_free(&p);
+    sb_free(&b);
+}
+
 /* ---- a crack across a riser -------------------------------------------------------------------
  * The Recast path keeps the eroded strips at the top and the foot of a rise it does not climb; where
  * its mesh joins the two near the rise's low end, a steep joining triangle's rims fill the crack

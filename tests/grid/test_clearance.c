@@ -546,3 +546,35 @@ Test(nearest_source, rows_marked_final_are_not_written_again)
     cr_assert_eq(memcmp(seen, src, sizeof src), 0, "a row changed after it was marked final");
     cr_assert_eq(memcmp(src, want, sizeof src), 0, "not nm_grid_nearest_source's sources");
 }
+
+/* nm_grid_bands hands out every row once, last rows first, a band only when its rows and `halo`
+ * rows above it are final, and nothing after a stop. Taken here on one thread, final_from set by
+ * hand between the takes (the order a sweep's second pass sets it). */
+Test(nearest_source, bands_are_given_once_final_with_their_halo)
+{
+    nm_grid_bands b;
+    int32_t j0 = -1, j1 = -1;
+    nm_grid_bands_init(&b, 20, 4, 1);
+    atomic_store(&b.final_from, 10); /* rows 10 .. 19 final: bands may start at row 11 */
+    cr_assert(nm_grid_bands_take(&b, &j0, &j1));
+    cr_assert(j0 == 16 && j1 == 20, "[%d, %d)", j0, j1);
+    cr_assert(nm_grid_bands_take(&b, &j0, &j1));
+    cr_assert(j0 == 12 && j1 == 16, "[%d, %d)", j0, j1);
+    cr_assert(nm_grid_bands_take(&b, &j0, &j1));
+    cr_assert(j0 == 11 && j1 == 12, "a band cut at the first row whose halo is final: [%d, %d)", j0, j1);
+    atomic_store(&b.final_from, 0); /* every row final: the first band reaches row 0 */
+    int32_t rows = 0, last = 11;
+    while (nm_grid_bands_take(&b, &j0, &j1)) {
+        cr_assert(j1 == last && j0 < j1 && j1 - j0 <= 4, "[%d, %d) after %d", j0, j1, last);
+        rows += j1 - j0;
+        last = j0;
+    }
+    cr_assert(rows == 11 && last == 0, "%d rows, down to %d", rows, last);
+    /* halo 0 (a reader of its own rows): a band starts at final_from itself; a stop ends it */
+    nm_grid_bands_init(&b, 8, 32, 0);
+    atomic_store(&b.final_from, 5);
+    cr_assert(nm_grid_bands_take(&b, &j0, &j1));
+    cr_assert(j0 == 5 && j1 == 8, "[%d, %d)", j0, j1);
+    nm_grid_bands_stop(&b);
+    cr_assert_not(nm_grid_bands_take(&b, &j0, &j1));
+}
