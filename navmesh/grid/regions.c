@@ -163,40 +163,9 @@ static int mask_args(int32_t nx, int32_t ny, const void *mask, const char *who, 
     return NM_OK;
 }
 
-/* FIFO of cell numbers for the breadth-first walks: a ring that doubles when full, so it holds
- * the frontier of a walk only, not a whole component (the outside of a region's window can be
- * most of its cells). */
-typedef struct cell_ring {
-    uint32_t *v;
-    size_t cap, head, n; /* cap is a power of two */
-} cell_ring;
-
-static bool ring_push(cell_ring *r, uint32_t c)
-{
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 1024;
-        uint32_t *v = nm_malloc(nc * sizeof *v);
-        if (!v)
-            return false;
-        for (size_t k = 0; k < r->n; k++)
-            v[k] = r->v[(r->head + k) & (r->cap - 1)];
-        nm_free(r->v);
-        r->v = v;
-        r->cap = nc;
-        r->head = 0;
-    }
-    r->v[(r->head + r->n) & (r->cap - 1)] = c;
-    r->n++;
-    return true;
-}
-
-static uint32_t ring_pop(cell_ring *r)
-{
-    uint32_t c = r->v[r->head];
-    r->head = (r->head + 1) & (r->cap - 1);
-    r->n--;
-    return c;
-}
+/* FillHoles' walk marks: a cell judged with its component, or a cell of a component too large to
+ * fill (more than NM_kHoleMaxCells cells). */
+enum { HOLE_SEEN = 1, HOLE_LARGE = 2 };
 
 int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *prot,
                        size_t *filled, nm_error *err)
@@ -206,59 +175,60 @@ int nm_grid_fill_holes(int32_t nx, int32_t ny, uint8_t *mask, const uint8_t *pro
         return rc;
     size_t n = (size_t)nx * (size_t)ny;
     uint8_t *seen = nm_calloc(n, 1);
-    cell_ring q = {NULL, 0, 0, 0};
     if (!seen)
         return nm_fail(err, NM_ERR_NOMEM, "FillHoles: %zu cells", n);
+    const nm_grid_divider row = nm_grid_divider_of((uint32_t)nx);
     size_t total = 0;
     for (size_t start = 0; start < n; start++) {
         if (mask[start] || seen[start])
             continue;
-        /* Breadth-first over the 4-connected component; only a component of at most
-         * kHoleMaxCells cells can be filled, so only that many cells are remembered. */
-        uint32_t comp[NM_kHoleMaxCells];
-        size_t size = 0;
-        bool edge = false, guarded = false;
-        seen[start] = 1;
-        if (!ring_push(&q, (uint32_t)start))
-            goto nomem;
-        while (q.n) {
-            uint32_t c = ring_pop(&q);
-            if (size < NM_kHoleMaxCells)
-                comp[size] = c;
-            size++;
-            int32_t i = (int32_t)(c % (uint32_t)nx), j = (int32_t)(c / (uint32_t)nx);
-            if (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)
+        /* Breadth-first over the 4-connected component, stopped as soon as it is known to be too
+         * large: past NM_kHoleMaxCells cells, or at a cell of a component found too large before
+         * (the outside of a region's window is most of its cells, and is then walked a cell or
+         * two at a time). Every cell the walk queued is marked with the verdict, so each cell is
+         * queued by one walk: the cells filled are those of the whole-component rule. */
+        uint32_t q[4 * (NM_kHoleMaxCells + 1) + 1];
+        size_t head = 0, tail = 0;
+        bool edge = false, guarded = false, large = false;
+        seen[start] = HOLE_SEEN;
+        q[tail++] = (uint32_t)start;
+        while (head < tail && !large) {
+            if (head == NM_kHoleMaxCells) {
+                large = true;
+                break;
+            }
+            const uint32_t c = q[head++];
+            const uint32_t j = nm_grid_div(&row, c), i = c - j * (uint32_t)nx;
+            if (i == 0 || j == 0 || i == (uint32_t)nx - 1 || j == (uint32_t)ny - 1)
                 edge = true;
             if (prot && prot[c])
                 guarded = true;
-            const int32_t di[4] = {1, -1, 0, 0}, dj[4] = {0, 0, 1, -1};
-            for (int k = 0; k < 4; k++) {
-                int32_t a = i + di[k], b = j + dj[k];
-                if (a < 0 || b < 0 || a >= nx || b >= ny)
+            const uint32_t nb[4] = {c + 1, c - 1, c + (uint32_t)nx, c - (uint32_t)nx};
+            const bool in[4] = {i + 1 < (uint32_t)nx, i > 0, j + 1 < (uint32_t)ny, j > 0};
+            for (int k = 0; k < 4 && !large; k++) {
+                if (!in[k] || mask[nb[k]])
                     continue;
-                uint32_t d = (uint32_t)b * (uint32_t)nx + (uint32_t)a;
-                if (!mask[d] && !seen[d]) {
-                    seen[d] = 1;
-                    if (!ring_push(&q, d))
-                        goto nomem;
+                if (seen[nb[k]] == HOLE_LARGE)
+                    large = true;
+                else if (!seen[nb[k]]) {
+                    seen[nb[k]] = HOLE_SEEN;
+                    q[tail++] = nb[k];
                 }
             }
         }
-        if (!edge && !guarded && size <= NM_kHoleMaxCells) {
-            for (size_t k = 0; k < size; k++)
-                mask[comp[k]] = 1;
-            total += size;
+        if (large) {
+            for (size_t k = 0; k < tail; k++)
+                seen[q[k]] = HOLE_LARGE;
+        } else if (!edge && !guarded) {
+            for (size_t k = 0; k < tail; k++)
+                mask[q[k]] = 1;
+            total += tail;
         }
     }
     nm_free(seen);
-    nm_free(q.v);
     if (filled)
         *filled = total;
     return NM_OK;
-nomem:
-    nm_free(seen);
-    nm_free(q.v);
-    return nm_fail(err, NM_ERR_NOMEM, "FillHoles: %zu cells", n);
 }
 
 /* ---- CloseCracks ---------------------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 #include "helpers.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NX 48
@@ -69,6 +70,71 @@ Test(fill_holes, a_33_cell_hole_is_kept)
     nm_error err = {0};
     cr_assert_eq(nm_grid_fill_holes(NX, NY, m, NULL, NULL, &err), NM_OK);
     cr_assert(all_set(m, 5, 5, 4, 8, 0));
+}
+
+/* The rule without shortcuts: every 4-connected component of free cells labelled whole (its
+ * size, whether it touches the edge or holds a protected cell), the small closed ones set. */
+static size_t fill_holes_whole(int nx, int ny, uint8_t *m, const uint8_t *prot)
+{
+    const int n = nx * ny;
+    int *comp = malloc((size_t)n * sizeof *comp), *q = malloc((size_t)n * sizeof *q);
+    cr_assert(comp && q);
+    for (int c = 0; c < n; c++) comp[c] = -1;
+    size_t filled = 0;
+    for (int s = 0; s < n; s++) {
+        if (m[s] || comp[s] >= 0) continue;
+        int head = 0, tail = 0;
+        bool open = false;
+        comp[s] = s;
+        q[tail++] = s;
+        while (head < tail) {
+            const int c = q[head++], i = c % nx, j = c / nx;
+            open |= i == 0 || j == 0 || i == nx - 1 || j == ny - 1 || (prot && prot[c]);
+            const int di[4] = {1, -1, 0, 0}, dj[4] = {0, 0, 1, -1};
+            for (int k = 0; k < 4; k++) {
+                const int a = i + di[k], b = j + dj[k];
+                if (a < 0 || b < 0 || a >= nx || b >= ny || m[b * nx + a] || comp[b * nx + a] >= 0) continue;
+                comp[b * nx + a] = s;
+                q[tail++] = b * nx + a;
+            }
+        }
+        if (!open && tail <= NM_kHoleMaxCells) {
+            for (int k = 0; k < tail; k++) m[q[k]] = 2; /* set after the scan: 2 marks them */
+            filled += (size_t)tail;
+        }
+    }
+    for (int c = 0; c < n; c++) m[c] = m[c] != 0;
+    free(comp);
+    free(q);
+    return filled;
+}
+
+/* FillHoles stops a walk once its component is known to be too large (past 32 cells, or at a
+ * cell of one found before) and marks the cells it queued so; on random masks of every density
+ * (components of all sizes, long thin ones winding back past their start) it must set exactly the
+ * cells of the whole-component rule. */
+Test(fill_holes, stopped_walks_fill_exactly_the_whole_component_rule)
+{
+    enum { W = 97, H = 61 };
+    static uint8_t m[W * H], want[W * H], prot[W * H];
+    uint64_t rng = 5;
+    size_t filled_total = 0;
+    for (int round = 0; round < 60; round++) {
+        const double solid = 0.35 + 0.01 * (double)round, guard = round % 3 ? 0.0 : 0.02;
+        for (int c = 0; c < W * H; c++) {
+            m[c] = rng_unit(&rng) < solid;
+            prot[c] = rng_unit(&rng) < guard;
+        }
+        memcpy(want, m, sizeof m);
+        const size_t want_filled = fill_holes_whole(W, H, want, prot);
+        size_t filled = 0;
+        nm_error err = {0};
+        cr_assert_eq(nm_grid_fill_holes(W, H, m, round % 3 ? NULL : prot, &filled, &err), NM_OK);
+        cr_assert_eq(filled, want_filled, "round %d: %zu cells set, want %zu", round, filled, want_filled);
+        cr_assert_eq(memcmp(m, want, sizeof m), 0, "round %d", round);
+        filled_total += filled;
+    }
+    cr_assert_gt(filled_total, 1000, "holes filled: %zu", filled_total);
 }
 
 /* A vertical crack of `w` columns through the whole window height; returns rounds used. */
