@@ -83,37 +83,25 @@ size_t nm_alloc_fail_after(size_t n)
     return was;
 }
 
-/* Blocks of NM_HUGE_BLOCK_MIN bytes or more (window layers, decoded tiles, search records) are read
- * and written over most of their length soon after they are allocated: on 4 KB pages each page
- * costs a fault, and where the machine is virtualised those faults were a fifth of a plan's time.
- * Their 2 MB-aligned interior is advised for transparent huge pages; a refusal changes nothing.
- * 2 MB rather than 4: the blocks of 2 to 4 MB (a tile's records, the masks of a small window) made
- * plans 2-3 % faster on both benchmark worlds, same peak (tools/navbench/README.md, twelfth
- * session). */
-static void *large_block(void *p, size_t n)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
-    if (p && n >= NM_HUGE_BLOCK_MIN && b > a)
-        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 /* ---- kept pages ------------------------------------------------------------------------------
- * Large blocks are mapped here, 2 MB-aligned, and when freed they stay mapped (up to NM_KEPT_MAX
- * bytes in all) for the next ones instead of going back to the kernel. Why: on a guest with free
- * page reporting (the benchmark machines: a virtio balloon, page_reporting_order=11) memory freed
- * for about two seconds is handed back to the host, and the next touch of each of its pages then
- * faults on the host too: 96 MB first touched in 107-152 ms against 6 ms for pages freed a moment
- * earlier. Plans in a row paid it for every block larger than the last plan's, and a host that
- * replans every few seconds on every plan. A request takes the smallest kept block that holds it
- * (cut to size, its tail kept), else a fresh mapping into whose start the kept blocks are moved,
- * largest first (mremap moves their pages without touching them). 128 MB kept: the large
- * world's legs took 0.82-0.91 of their time for +3 % peak memory, the demo town's 1.01-1.05 for
- * +5 %; 1 GB, the same speed for +13-30 % (tools/navbench/README.md, fourteenth session).
+ * Large blocks are mapped here and when freed they stay mapped (up to nm_kept_max's bytes in all)
+ * for the next ones instead of going back to the kernel. Why: on a guest with free page reporting
+ * (the benchmark machines: a virtio balloon) memory freed for about two seconds is handed back to
+ * the host, and the next touch of each of its pages then faults on the host too: 96 MB first
+ * touched in 107-152 ms against 6 ms for pages freed a moment earlier. Plans in a row paid it for
+ * every block larger than the last plan's, and a host that replans every few seconds on every
+ * plan. A request takes the smallest kept block that holds it (cut to size, its tail kept), else a
+ * fresh mapping into whose start the kept blocks are moved, largest first (mremap moves their
+ * pages without touching them). 128 MB kept by default (fourteenth session: the large world's
+ * legs 0.82-0.91 of their time for +3 % peak memory); a route engine keeps more
+ * (NM_ROUTE_KEPT_BYTES).
+ * Small pages: the mappings are advised against transparent huge pages. A huge page the host has
+ * taken back cost about 6 ms to fault (0.35-0.68 GB/s) against 0.9 ms for the same 2 MB on small
+ * pages, while a huge page the host still backs costs 0.23 ms and small pages 0.77 ms: the cold
+ * case loses far more than the warm one gains. The demo route through navhost after a pause:
+ * 1.29-1.44 s of planning on huge pages, 0.69-0.78 s on small ones; the large world's bake
+ * 23.3 -> 18.9 s in the grid, system time 6.3 -> 1.6 s (tools/navbench/README.md, thirty-ninth
+ * session). Blocks stay 2 MB-aligned: the alignment tells our blocks from the C library's.
  * Under AddressSanitizer the C library's allocator is used instead, so the sanitizer still bounds
  * every block. */
 #if defined(__linux__) && defined(MREMAP_FIXED) && !defined(__SANITIZE_ADDRESS__)
@@ -135,7 +123,7 @@ static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static kept_block g_live[KEPT_LIVE];
 static size_t g_nlive;
 static kept_block g_kept[KEPT_FREE];
-static size_t g_nkept, g_kept_bytes;
+static size_t g_nkept, g_kept_bytes, g_kept_max = NM_KEPT_MAX;
 
 static size_t live_slot(const void *p) { return ((uintptr_t)p >> 21) * 0x9E3779B97F4A7C15u >> 52 & (KEPT_LIVE - 1); }
 
@@ -171,7 +159,7 @@ static size_t kept_size(size_t n)
     return n < KEPT_ALIGN ? KEPT_ALIGN : (n + KEPT_ALIGN - 1) & ~(KEPT_ALIGN - 1);
 }
 
-/* A fresh 2 MB-aligned mapping of cap bytes, advised for huge pages; NULL when refused. */
+/* A fresh 2 MB-aligned mapping of cap bytes on small pages; NULL when refused. */
 static void *map_aligned(size_t cap)
 {
     char *m = mmap(NULL, cap + KEPT_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -179,8 +167,8 @@ static void *map_aligned(size_t cap)
     char *a = (char *)(((uintptr_t)m + KEPT_ALIGN - 1) & ~(uintptr_t)(KEPT_ALIGN - 1));
     if (a > m) munmap(m, (size_t)(a - m));
     if (a + cap < m + cap + KEPT_ALIGN) munmap(a + cap, (size_t)(m + cap + KEPT_ALIGN - (a + cap)));
-#ifdef MADV_HUGEPAGE
-    (void)madvise(a, cap, MADV_HUGEPAGE);
+#ifdef MADV_NOHUGEPAGE
+    (void)madvise(a, cap, MADV_NOHUGEPAGE); /* where the kernel's default is huge pages */
 #endif
     return a;
 }
@@ -195,10 +183,10 @@ static int move_pages(void *src, size_t len, char *dst)
     return m == MAP_FAILED ? -1 : 0;
 }
 
-/* Keeps b (under NM_KEPT_MAX and the list's length), else unmaps it. Under g_kept_mu. */
+/* Keeps b (under g_kept_max and the list's length), else unmaps it. Under g_kept_mu. */
 static void keep(kept_block b)
 {
-    if (g_nkept < KEPT_FREE && g_kept_bytes + b.cap <= NM_KEPT_MAX) {
+    if (g_nkept < KEPT_FREE && g_kept_bytes + b.cap <= g_kept_max) {
         g_kept[g_nkept++] = b;
         g_kept_bytes += b.cap;
     } else {
@@ -250,13 +238,13 @@ static char *assemble(size_t cap, size_t *used)
     return p;
 }
 
-/* A block of n bytes made by assemble, for n of NM_HUGE_BLOCK_MIN and more; its first *dirty bytes
+/* A block of n bytes made by assemble, for n of NM_LARGE_BLOCK_MIN and more; its first *dirty bytes
  * may hold an earlier block's data (the rest reads as zeros). NULL: use malloc. */
 static void *kept_take(size_t n, size_t *dirty)
 {
     *dirty = 0;
     const size_t cap = kept_size(n);
-    if (n < NM_HUGE_BLOCK_MIN || !cap) return NULL;
+    if (n < NM_LARGE_BLOCK_MIN || !cap) return NULL;
     pthread_mutex_lock(&g_kept_mu);
     size_t used = 0;
     char *p = g_nlive < KEPT_LIVE / 2 ? assemble(cap, &used) : NULL;
@@ -269,7 +257,7 @@ static void *kept_take(size_t n, size_t *dirty)
     return p;
 }
 
-/* Frees p when it is a block of ours (kept, or unmapped past NM_KEPT_MAX); false otherwise. *n:
+/* Frees p when it is a block of ours (kept, or unmapped past the cap); false otherwise. *n:
  * the bytes it was asked for. */
 static bool kept_give(void *p, size_t *n)
 {
@@ -346,6 +334,15 @@ size_t nm_kept_bytes(void)
     return n;
 }
 
+size_t nm_kept_max(size_t bytes)
+{
+    pthread_mutex_lock(&g_kept_mu);
+    const size_t was = g_kept_max;
+    if (bytes) g_kept_max = bytes; /* blocks kept past a lower cap go at their next take */
+    pthread_mutex_unlock(&g_kept_mu);
+    return was;
+}
+
 void nm_kept_release(void)
 {
     pthread_mutex_lock(&g_kept_mu);
@@ -360,6 +357,7 @@ static size_t kept_cap(void *p, size_t *n) { (void)p; *n = 0; return 0; }
 static void *kept_grow(void *p, size_t cap, size_t n) { (void)p; (void)cap; (void)n; return NULL; }
 static void *kept_shrink(void *p, size_t cap, size_t n) { (void)cap; (void)n; return p; }
 size_t nm_kept_bytes(void) { return 0; }
+size_t nm_kept_max(size_t bytes) { (void)bytes; return 0; }
 void nm_kept_release(void) {}
 #endif
 
@@ -401,7 +399,7 @@ void *nm_malloc(size_t n)
     size_t dirty;
     void *p = kept_take(n, &dirty);
     if (p) return held_add(n), p;
-    p = large_block(malloc(n ? n : 1), n);
+    p = malloc(n ? n : 1);
     held_add(libc_held(p));
     return p;
 }
@@ -412,7 +410,7 @@ void *nm_calloc(size_t count, size_t size)
     if (!nm_mul_ok(count, size, &total) || alloc_should_fail()) return NULL;
     void *p = kept_take(total, &dirty);
     if (p) return held_add(total), memset(p, 0, dirty), p;
-    p = large_block(calloc(total ? total : 1, 1), total);
+    p = calloc(total ? total : 1, 1);
     held_add(libc_held(p));
     return p;
 }
@@ -431,7 +429,7 @@ void *nm_realloc(void *p, size_t n)
     const size_t had = libc_held(p);
     void *q = kept_take(n, &dirty);
     if (!q) {
-        q = large_block(realloc(p, n ? n : 1), n);
+        q = realloc(p, n ? n : 1);
         if (q) held_sub(had), held_add(libc_held(q));
         return q;
     }
@@ -456,10 +454,10 @@ void nm_free(void *p)
 }
 
 /* nm_sparse_calloc's block: a header of SPARSE_HEAD bytes (the mapping's length, 0 for a block of
- * the C library) before the caller's bytes, which keeps their 64-byte alignment. Why small pages:
- * an access chain touches a few cells of five arrays of a window's size; on huge pages each touch
- * cleared 2 MB, 20-75 ms an end on the demo town's Full windows (tools/navbench/README.md,
- * seventeenth session). */
+ * the C library) before the caller's bytes, which keeps their 64-byte alignment. Why a mapping of
+ * its own: an access chain touches a few cells of five arrays of a window's size; on huge pages
+ * each touch cleared 2 MB, 20-75 ms an end on the demo town's Full windows (tools/navbench/README.md,
+ * seventeenth session), and kept pages would be cleared whole for calloc. */
 enum { SPARSE_HEAD = 64 };
 
 void *nm_sparse_calloc(size_t count, size_t size)
@@ -470,7 +468,7 @@ void *nm_sparse_calloc(size_t count, size_t size)
     total += SPARSE_HEAD;
     char *p = NULL;
 #ifdef NM_KEPT_PAGES
-    if (total >= NM_HUGE_BLOCK_MIN) {
+    if (total >= NM_LARGE_BLOCK_MIN) {
         void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) return NULL;
 #ifdef MADV_NOHUGEPAGE

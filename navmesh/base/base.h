@@ -55,17 +55,20 @@ void *nm_malloc(size_t n);
 void *nm_calloc(size_t count, size_t size); /* overflow-checked */
 void *nm_realloc(void *p, size_t n);
 void nm_free(void *p);
-/* Blocks of at least NM_HUGE_BLOCK_MIN bytes from the calls above are advised for transparent
- * huge pages (their 2 MB-aligned interior, when they hold one; a refusal changes nothing). */
-enum { NM_HUGE_BLOCK_MIN = 2 << 20 };
-/* Those blocks, once freed, stay mapped for the next ones, up to NM_KEPT_MAX bytes in all (kept
- * pages: base.c says why); nm_kept_release unmaps them (an engine's close calls it) and
- * nm_kept_bytes counts them. Builds with AddressSanitizer keep none. */
-#define NM_KEPT_MAX ((size_t)128 << 20)
+/* Blocks of at least NM_LARGE_BLOCK_MIN bytes from the calls above are mapped by the library, on
+ * small pages (base.c says why). Once freed they stay mapped for the next ones, up to
+ * nm_kept_max's bytes in all (kept pages); nm_kept_release unmaps them (an engine's close calls
+ * it) and nm_kept_bytes counts them. Builds with AddressSanitizer keep none. */
+enum { NM_LARGE_BLOCK_MIN = 2 << 20 };
+#define NM_KEPT_MAX ((size_t)128 << 20) /* the default cap */
+/* Sets the cap on kept pages for the whole process (0: leaves it) and returns the one before (0
+ * where nothing is kept). A route engine raises it (NM_ROUTE_KEPT_BYTES); the bake keeps the
+ * default, which bounds its peak. */
+size_t nm_kept_max(size_t bytes);
 size_t nm_kept_bytes(void);
 void nm_kept_release(void);
 /* A zeroed array of count * size bytes most of which is never touched (the access chains' cells
- * around an end): from NM_HUGE_BLOCK_MIN bytes it is a mapping of its own on small pages, so a
+ * around an end): from NM_LARGE_BLOCK_MIN bytes it is a mapping of its own on small pages, so a
  * touch costs a 4 KB page instead of a cleared 2 MB one, and nm_sparse_free unmaps it. Counted
  * by the allocation hook like the calls above. */
 void *nm_sparse_calloc(size_t count, size_t size);

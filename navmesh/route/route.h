@@ -292,6 +292,14 @@ typedef struct nm_route_zone_entry {
 
 #define NM_ROUTE_ZONE_CACHE 2 /* kZoneCacheMax */
 
+/* The kept pages an open engine raises the process's cap to (nm_kept_max; the default
+ * NM_KEPT_MAX bounds the bake's peak): plans back to back reuse the last plan's pages instead of
+ * faulting new ones. Large world, 20 legs, smallest of 3 runs against 128 MB (then on huge pages):
+ * 0.925 of the time, leg 8 (8.9 M cells) 1 989 -> 2 019 ms where 128 MB on small pages took
+ * 2 211; 512 MB read 0.994 of 1 GB but left leg 8 at 2.1-2.3 s. Peak RSS 1 317 -> 1 215 MB: small
+ * pages count only what is touched (tools/navbench/README.md, thirty-ninth session). */
+#define NM_ROUTE_KEPT_BYTES ((size_t)1024 << 20)
+
 /* The largest Full window the engine keeps between plans (the demo town's is 56 MB). */
 #define NM_KEPT_WINDOW_BYTES ((size_t)128 << 20)
 /* The largest search state kept with it (its work arrays and the second thread's: the demo

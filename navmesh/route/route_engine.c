@@ -61,6 +61,7 @@ int nm_route_engine_open_shared(nm_route_engine *e, const nm_pack *pack, const c
     memset(e, 0, sizeof *e);
     e->pack = pack;
     e->workers = workers;
+    if (nm_kept_max(0) < NM_ROUTE_KEPT_BYTES) nm_kept_max(NM_ROUTE_KEPT_BYTES);
     const nm_section *s = nm_pack_section(pack, "BGRD");
     if (!s || !s->bytes) {
         e->status = nm_fail(&e->err, NM_ERR_STATE, "the pack has no pre-baked grid section (BGRD)");
