@@ -96,12 +96,11 @@ size_t nm_alloc_fail_after(size_t n)
  * legs 0.82-0.91 of their time for +3 % peak memory); a route engine keeps more
  * (NM_ROUTE_KEPT_BYTES).
  * Small pages: the mappings are advised against transparent huge pages. A huge page the host has
- * taken back cost about 6 ms to fault (0.35-0.68 GB/s) against 0.9 ms for the same 2 MB on small
+ * taken back cost 3-6 ms to fault (0.33-0.68 GB/s) against 0.9 ms for the same 2 MB on small
  * pages, while a huge page the host still backs costs 0.23 ms and small pages 0.77 ms: the cold
  * case loses far more than the warm one gains. The demo route through navhost after a pause:
- * 1.29-1.44 s of planning on huge pages, 0.69-0.78 s on small ones; the large world's bake
- * 23.3 -> 18.9 s in the grid, system time 6.3 -> 1.6 s (tools/navbench/README.md, thirty-ninth
- * session). Blocks stay 2 MB-aligned: the alignment tells our blocks from the C library's.
+ * 1.29-1.44 s of planning on huge pages, 0.68-0.90 s on small ones; the large world's bake,
+ * system time 5.7-6.3 -> 1.6-2.6 s (tools/navbench/README.md, thirty-ninth session). Blocks stay 2 MB-aligned: the alignment tells our blocks from the C library's.
  * Under AddressSanitizer the C library's allocator is used instead, so the sanitizer still bounds
  * every block. */
 #if defined(__linux__) && defined(MREMAP_FIXED) && !defined(__SANITIZE_ADDRESS__)
