@@ -100,7 +100,8 @@ size_t nm_alloc_fail_after(size_t n)
  * pages, while a huge page the host still backs costs 0.23 ms and small pages 0.77 ms: the cold
  * case loses far more than the warm one gains. The demo route through navhost after a pause:
  * 1.29-1.44 s of planning on huge pages, 0.68-0.90 s on small ones; the large world's bake,
- * system time 5.7-6.3 -> 1.6-2.6 s (tools/navbench/README.md, thirty-ninth session). Blocks stay 2 MB-aligned: the alignment tells our blocks from the C library's.
+ * system time 5.7-6.3 -> 1.6-2.6 s (tools/navbench/README.md, thirty-ninth session). Blocks stay
+ * 2 MB-aligned: the alignment tells our blocks from the C library's.
  * Under AddressSanitizer the C library's allocator is used instead, so the sanitizer still bounds
  * every block. */
 #if defined(__linux__) && defined(MREMAP_FIXED) && !defined(__SANITIZE_ADDRESS__)
