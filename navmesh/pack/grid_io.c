@@ -47,6 +47,7 @@ void nm_bgrd_scratch_free(nm_bgrd_scratch *s)
     for (int i = 0; i < 6; i++) nm_bytes_free(&s->fspn[i]);
     nm_free(s->cells);
     nm_free(s->first);
+    nm_free(s->deep);
     nm_free(s->q);
     nm_free(s->col);
     nm_free(s->dict);
@@ -60,10 +61,11 @@ static bool scratch_reserve(nm_bgrd_scratch *s, size_t ncell, size_t n, size_t n
 {
     if (!grow((void **)&s->dict, &s->dict_cap, nreg ? nreg : 1, sizeof *s->dict)) return false;
     if (ncell + 1 > s->cell_cap) {
-        size_t c1 = s->cell_cap, c2 = s->cell_cap;
+        size_t c1 = s->cell_cap, c2 = s->cell_cap, c3 = s->cell_cap;
         if (!grow((void **)&s->cells, &c1, ncell + 1, sizeof *s->cells)) return false;
         if (!grow((void **)&s->first, &c2, ncell + 1, sizeof *s->first)) return false;
-        s->cell_cap = c1 < c2 ? c1 : c2;
+        if (!grow((void **)&s->deep, &c3, ncell + 1, sizeof *s->deep)) return false;
+        s->cell_cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
     }
     if (!grow((void **)&s->q, &s->rec_cap, n ? n : 1, sizeof *s->q)) return false;
     if (n > s->lrec_cap) {
@@ -421,21 +423,17 @@ static bool layer0_cells(const nm_bgrd_scratch *s, uint32_t ncell, uint32_t *sta
 
 /* Layer groups: the records of layer l >= from of every cell with more than l layers, cells
  * ascending (the order a pass reads them), with the column of their cell; group l is
- * [ls[l-1], ls[l]) (from 0), the groups below `from` empty. */
+ * [ls[l-1], ls[l]) (from 0), the groups below `from` empty. From layer 1 on only the deep cells
+ * (a few in a hundred) are read, not every cell of the tile. */
 static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint32_t nx, uint32_t from)
 {
     uint32_t *ls = s->lstart;
     for (uint32_t l = 0; l <= kmax; l++) ls[l] = 0;
-    /* most cells have one layer: counted in a register, they do not chain stores to ls[0] */
-    uint32_t deep = 0;
-    for (uint32_t i = 0; i < ncell; i++) {
-        const uint32_t k = s->first[i + 1] - s->first[i];
-        if (k > 1) {
-            ls[k - 1]++;
-            deep++;
-        }
+    for (uint32_t d = 0; d < s->ndeep; d++) {
+        const uint32_t i = s->deep[d];
+        ls[s->first[i + 1] - s->first[i] - 1]++;
     }
-    ls[0] = ncell - deep;
+    ls[0] = ncell - s->ndeep;
     for (uint32_t l = kmax; l-- > 0;) ls[l] += ls[l + 1]; /* cells with more than l layers */
     {
         uint32_t acc = 0;
@@ -448,7 +446,9 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
     }
     /* fill, moving each start to its group's end (so group l is [ls[l-1], ls[l]) afterwards) */
     nm_cell_rows rows = {nx, 0, 0};
-    for (uint32_t i = 0; i < ncell; i++) {
+    const uint32_t n = from ? s->ndeep : ncell;
+    for (uint32_t d = 0; d < n; d++) {
+        const uint32_t i = from ? s->deep[d] : d;
         uint32_t k = s->first[i + 1] - s->first[i];
         if (k <= from) continue;
         uint32_t x = nm_cell_column(&rows, (uint32_t)s->cells[i]);
@@ -466,8 +466,9 @@ static void layer_groups(nm_bgrd_scratch *s, uint32_t ncell, uint32_t kmax, uint
 static void records_out(const nm_bgrd_scratch *s, uint32_t ncell, unsigned want, float hmin,
                         const uint32_t *dict, bool deep_only, nm_grid_rec *out)
 {
-    for (uint32_t i = 0; i < ncell; i++) {
-        if (deep_only && s->first[i + 1] - s->first[i] == 1) continue;
+    const uint32_t n = deep_only ? s->ndeep : ncell;
+    for (uint32_t d = 0; d < n; d++) {
+        const uint32_t i = deep_only ? s->deep[d] : d;
         for (uint32_t r = s->first[i]; r < s->first[i + 1]; r++) {
             out[r].cell = s->cells[i];
             out[r].rid = (want & NM_BGRD_F_REGION) ? dict[out[r].rid] : 0;
@@ -529,6 +530,7 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     nm_cursor c1 = nm_cur(s->stream[1].p, got[1]);
     uint64_t cells_total = (uint64_t)e->nx * (uint64_t)e->ny;
     uint64_t cell = 0, sum = 0;
+    s->ndeep = 0;
     for (uint32_t i = 0; i < h.ncell; i++) {
         uint64_t d = nm_cur_varint(&c0);
         uint64_t k = nm_cur_varint(&c1);
@@ -542,6 +544,8 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
                            z->name, tile, i, (unsigned long long)k, h.kmax);
         s->cells[i] = (int32_t)cell;
         s->first[i] = (uint32_t)sum;
+        s->deep[s->ndeep] = i;
+        s->ndeep += k > 1;
         sum += k;
         if (sum > h.n) break;
     }

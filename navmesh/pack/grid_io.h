@@ -140,6 +140,8 @@ typedef struct nm_bgrd_scratch {
     nm_bytes stream[NM_BGRD_STREAMS];
     int32_t *cells;       /* per cell with records: tile-local cell number */
     uint32_t *first;      /* per cell: index of its layer 0 record; ncell + 1 entries */
+    uint32_t *deep;       /* the cells of more than one layer, ascending (ndeep of them) */
+    uint32_t ndeep;
     uint32_t *q;          /* per record: height_q */
     uint32_t *col;        /* per column and field: Up predictor state (reset at each Up pass) */
     uint32_t *dict;       /* region dictionary */
