@@ -635,7 +635,9 @@ static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
     return (uint64_t)t->sp_cell[k] << 32 | k;
 }
 
-/* What an expansion reads of its popped span, for neighbour(). */
+/* What an expansion reads of its popped span, for neighbour(). The context's sizes and bitmaps
+ * are copied in: a store to a node's uint32_t fields could alias them, so read through s they
+ * would be loaded again at every neighbour. */
 typedef struct pop_at {
     nm_sctx *s;
     const nm_span_search *q;
@@ -644,6 +646,12 @@ typedef struct pop_at {
     const uint8_t *mb;
     const nm_mask *wider;
     const uint8_t *step_bit, *step_rev;
+    const nm_window *w;
+    const float *sp_h;
+    const uint64_t *closed;
+    uint64_t *opened;
+    int64_t nx, ny;
+    bool inside; /* the eight neighbours are all in the window */
     uint32_t u, uc;
     int64_t ui, uj, gi, gj;
     double gu;
@@ -662,8 +670,8 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
 {
     nm_sctx *const s = P->s;
     const nm_span_search *const q = P->q;
-    const nm_window *const w = s->w;
-    const nm_span_table *const t = s->t;
+    const nm_window *const w = P->w;
+    const int64_t nx = P->nx;
     nm_snode *const node = P->node;
     const nm_scell *const cr = P->cr;
     const uint8_t *const mb = P->mb;
@@ -673,9 +681,9 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
     const nm_scell *const cu = P->cu;
     const int dx = k_dx[d], dy = k_dy[d];
     const int64_t vi = ui + dx, vj = uj + dy;
-    if (vi < 0 || vj < 0 || vi >= s->nx || vj >= s->ny)
+    if (!P->inside && (vi < 0 || vj < 0 || vi >= nx || vj >= P->ny))
         return NM_OK;
-    const uint32_t vc = (uint32_t)(vj * s->nx + vi);
+    const uint32_t vc = (uint32_t)((int64_t)uc + dy * nx + dx);
     const nm_scell *const cv = &cr[vc];
     const uint32_t f = cv->first, cnt = cv->n;
     if (!cnt)
@@ -683,11 +691,12 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
     const bool diag = dx && dy;
     int cell_ok = -1; /* the cell part of the edge rule, judged once per neighbour */
     for (uint32_t v = f; v < f + cnt; v++) {
-        if (span_closed(s, v)) /* #6214: closed spans are not relaxed */
+        if (span_bit(P->closed, v)) /* #6214: closed spans are not relaxed */
             continue;
         nm_snode *const nv = &node[v];
         if (cell_ok < 0) { /* mask, no corner cutting, step bits */
-            const uint32_t ca = (uint32_t)(uj * s->nx + vi), cb = (uint32_t)(vj * s->nx + ui);
+            const uint32_t ca = (uint32_t)((int64_t)uc + dx); /* (vi, uj) */
+            const uint32_t cb = (uint32_t)((int64_t)uc + dy * nx); /* (ui, vj) */
             cell_ok = (cv->bits & abit) && (!mb || mb[vc]) &&
                       (!diag || ((cr[ca].bits & cr[cb].bits & abit) &&
                                  (!mb || (mb[ca] && mb[cb])))) &&
@@ -697,14 +706,14 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
             if (P->track && !s->wider_cut)
                 s->wider_cut =
                     nm_mask_in(P->wider, vc) &&
-                    (!diag || (nm_mask_in(P->wider, (uint32_t)(uj * s->nx + vi)) &&
-                               nm_mask_in(P->wider, (uint32_t)(vj * s->nx + ui)))) &&
+                    (!diag || (nm_mask_in(P->wider, (uint32_t)(uj * nx + vi)) &&
+                               nm_mask_in(P->wider, (uint32_t)(vj * nx + ui)))) &&
                     !((w->stepbits[P->step_rev[d] ? vc : uc] >> P->step_bit[d]) & 1u);
             break;
         }
         /* the first span's REACH and height are in the cell record */
         const bool reach = v == f ? (cv->bits & NM_SC_REACH0) : (w->sp_bits[v] & NM_SP_REACH);
-        const float hv = v == f ? cv->h0 : t->sp_h[v];
+        const float hv = v == f ? cv->h0 : P->sp_h[v];
         if (!reach || !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, P->hu, hv))
             continue;
         const bool drop = P->hu - hv > NM_kClimb;
@@ -719,7 +728,7 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
                 ndp = cd;
             }
         }
-        const bool was_open = span_opened(s, v); /* not closed: in the heap */
+        const bool was_open = span_bit(P->opened, v); /* not closed: in the heap */
         if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
             node_offer(nv, was_open, ndp, np, NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
             const double fv =
@@ -727,7 +736,7 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
             if (was_open) {
                 nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
             } else {
-                span_bit_set(s->opened, v);
+                span_bit_set(P->opened, v);
                 const int rc =
                     nm_search_iheap_push(&s->heap, node, fv, (uint64_t)vc << 32 | v, err);
                 if (rc)
@@ -818,11 +827,17 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const nm_scell *const cu = &cr[uc];
         const float pr_u = cell_price(&q->price, cu);
         const float hu = u == cu->first ? cu->h0 : t->sp_h[u];
-        if (ui > 0 && uj > 0 && ui + 1 < s->nx && uj + 1 < s->ny) /* the neighbours' first nodes */
+        const bool inside = ui > 0 && uj > 0 && ui + 1 < s->nx && uj + 1 < s->ny;
+        const pop_at P = {.s = s, .q = q, .node = node, .cr = cr, .mb = mb, .wider = &wider,
+                          .step_bit = step_bit, .step_rev = step_rev, .w = w, .sp_h = t->sp_h,
+                          .closed = s->closed, .opened = s->opened, .nx = s->nx, .ny = s->ny,
+                          .inside = inside, .u = u, .uc = uc, .ui = ui, .uj = uj, .gi = gi,
+                          .gj = gj, .gu = gu, .pu = pu, .pi = pi, .pj = pj, .gpu = gpu, .cu = cu,
+                          .pr_u = pr_u, .hu = hu, .abit = abit, .chord_from = chord_from,
+                          .track = track};
+        if (inside) /* the neighbours' first nodes */
             for (int d = 0; d < 8; d++)
-                __builtin_prefetch(&node[cr[(uj + k_dy[d]) * s->nx + ui + k_dx[d]].first]);
-        const pop_at P = {s, q, node, cr, mb, &wider, step_bit, step_rev, u, uc, ui, uj, gi, gj,
-                          gu, pu, pi, pj, gpu, cu, pr_u, hu, abit, chord_from, track};
+                __builtin_prefetch(&node[cr[(int64_t)uc + k_dy[d] * P.nx + k_dx[d]].first]);
         /* the eight neighbours, each with its direction a constant: their tests fold, and each
          * has branches of its own for the predictor (behind the front or ahead of it) */
         if ((rc = neighbour(&P, 0, err)) || (rc = neighbour(&P, 1, err)) ||
