@@ -65,7 +65,8 @@ static bool scratch_reserve(nm_bgrd_scratch *s, size_t ncell, size_t n, size_t n
         if (!grow((void **)&s->cells, &c1, ncell + 1, sizeof *s->cells)) return false;
         if (!grow((void **)&s->first, &c2, ncell + 1, sizeof *s->first)) return false;
         if (!grow((void **)&s->deep, &c3, ncell + 1, sizeof *s->deep)) return false;
-        s->cell_cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
+        s->cell_cap = c1 < c2 ? c1 : c2;
+        if (c3 < s->cell_cap) s->cell_cap = c3;
     }
     if (!grow((void **)&s->q, &s->rec_cap, n ? n : 1, sizeof *s->q)) return false;
     if (n > s->lrec_cap) {
