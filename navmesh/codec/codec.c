@@ -4,6 +4,7 @@
 #include "codec.h"
 
 #include <libdeflate.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- cursor ---------------------------------------------------------------------------------- */
@@ -240,26 +241,91 @@ bool nm_bytes_reserve(nm_bytes *b, size_t n)
     return true;
 }
 
-/* One decompressor per thread: libdeflate decompressors are cheap but not free, and decoding runs
- * on up to NM_WORKER_LIMIT threads at once. Released when the thread exits. */
+/* One libdeflate decompressor and one compressor per level for each thread: cheap but not free
+ * to make (a compressor is hundreds of KB to allocate and fault in, and a bake encodes some 10^5
+ * streams), and the pool runs up to NM_WORKER_LIMIT threads at once. Output never depends on
+ * them (libdeflate starts every call afresh). A thread's coders are freed when it exits; they
+ * are also listed, so that unloading the library (the plugin's dlclose) frees them all and
+ * deletes the key: a host thread exiting after the unload would otherwise call a destructor
+ * whose code is gone. Like libdeflate's own blocks, the list is the C library's memory, outside
+ * nm_malloc's accounting (a thread's first decode leaves nothing "held"). */
 #include <pthread.h>
-static pthread_key_t g_dkey;
-static pthread_once_t g_donce = PTHREAD_ONCE_INIT;
-static void free_decompressor(void *d) { libdeflate_free_decompressor((struct libdeflate_decompressor *)d); }
-static void make_dkey(void) { (void)pthread_key_create(&g_dkey, free_decompressor); }
+typedef struct coders {
+    struct libdeflate_decompressor *d;
+    struct libdeflate_compressor *z[13];
+    struct coders *prev, *next;
+} coders;
+static pthread_key_t g_key;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static bool g_key_ok;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static coders *g_all;
+
+static void coders_free(coders *c)
+{
+    if (c->d) libdeflate_free_decompressor(c->d);
+    for (int k = 0; k < 13; k++)
+        if (c->z[k]) libdeflate_free_compressor(c->z[k]);
+    free(c);
+}
+
+static void thread_exit(void *v)
+{
+    coders *c = (coders *)v;
+    pthread_mutex_lock(&g_lock);
+    if (c->prev) c->prev->next = c->next; else g_all = c->next;
+    if (c->next) c->next->prev = c->prev;
+    pthread_mutex_unlock(&g_lock);
+    coders_free(c);
+}
+
+static void make_key(void) { g_key_ok = pthread_key_create(&g_key, thread_exit) == 0; }
+
+__attribute__((destructor)) static void unload(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_key_ok) pthread_key_delete(g_key);
+    g_key_ok = false;
+    while (g_all) {
+        coders *c = g_all;
+        g_all = c->next;
+        coders_free(c);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static coders *thread_coders(void)
+{
+    pthread_once(&g_once, make_key);
+    if (!g_key_ok) return NULL;
+    coders *c = (coders *)pthread_getspecific(g_key);
+    if (c) return c;
+    c = (coders *)calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (pthread_setspecific(g_key, c) != 0) {
+        free(c);
+        return NULL;
+    }
+    pthread_mutex_lock(&g_lock);
+    c->next = g_all;
+    if (g_all) g_all->prev = c;
+    g_all = c;
+    pthread_mutex_unlock(&g_lock);
+    return c;
+}
 
 static struct libdeflate_decompressor *thread_decompressor(void)
 {
-    pthread_once(&g_donce, make_dkey);
-    struct libdeflate_decompressor *d = (struct libdeflate_decompressor *)pthread_getspecific(g_dkey);
-    if (!d) {
-        d = libdeflate_alloc_decompressor();
-        if (d && pthread_setspecific(g_dkey, d) != 0) {
-            libdeflate_free_decompressor(d);
-            d = NULL;
-        }
-    }
-    return d;
+    coders *c = thread_coders();
+    if (c && !c->d) c->d = libdeflate_alloc_decompressor();
+    return c ? c->d : NULL;
+}
+
+static struct libdeflate_compressor *thread_compressor(int level)
+{
+    coders *c = thread_coders();
+    if (c && !c->z[level]) c->z[level] = libdeflate_alloc_compressor(level);
+    return c ? c->z[level] : NULL;
 }
 
 /* Reads the stream header: varint L (> 0) and the L bytes. */
@@ -339,16 +405,12 @@ int nm_stream_decode_exact(nm_cursor *c, nm_bytes *out, size_t expect_n, nm_erro
 int nm_stream_encode(nm_buf *b, const void *p, size_t n, int level, nm_error *err)
 {
     if (level < 1 || level > 12) level = 12;
-    struct libdeflate_compressor *z = libdeflate_alloc_compressor(level);
+    struct libdeflate_compressor *z = thread_compressor(level);
     if (!z) return nm_fail(err, NM_ERR_NOMEM, "cannot allocate a compressor");
     size_t bound = libdeflate_zlib_compress_bound(z, n);
     uint8_t *tmp = (uint8_t *)nm_malloc(bound);
-    if (!tmp) {
-        libdeflate_free_compressor(z);
-        return nm_fail(err, NM_ERR_NOMEM, "stream: out of memory");
-    }
+    if (!tmp) return nm_fail(err, NM_ERR_NOMEM, "stream: out of memory");
     size_t m = libdeflate_zlib_compress(z, p, n, tmp, bound);
-    libdeflate_free_compressor(z);
     if (m == 0) {
         nm_free(tmp);
         return nm_fail(err, NM_ERR_STATE, "stream: compression failed");

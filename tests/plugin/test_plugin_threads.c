@@ -1,9 +1,12 @@
 /* test_plugin_threads.c — engines of two zones (the two_zones scene) planning in two threads at
  * once: every answer equals the one planned alone, and both engines of one pack stay independent
  * (each serialises its own calls; a shared pack's bytes are only read). Engines on one pack share
- * one copy of the BGRD bytes and one parsed sidecar, freed with the last holder (引擎装载). */
+ * one copy of the BGRD bytes and one parsed sidecar, freed with the last holder (引擎装载). A host
+ * thread that planned may outlive the plugin's dlclose. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,4 +224,53 @@ Test(plugin_threads, engines_on_one_pack_share_grid_bytes_and_sidecar, .init = b
     cr_assert_eq(none.live_fields, 0);
     for (int z = 0; z < 2; z++)
         for (int i = 0; i < NLEGS; i++) free(alone[z][i]);
+}
+
+/* A host thread plans (its decoders are kept per thread), the host unloads the plugin, then the
+ * thread exits: its exit must not call into the unloaded code (it crashed with SIGSEGV). */
+typedef struct unload_job {
+    const nm_plugin_api *api;
+    sem_t planned, unloaded;
+    int rc;
+} unload_job;
+
+static void *plan_then_wait(void *p)
+{
+    unload_job *j = p;
+    nm_plugin_engine *e = j->api->open(pt_demo_pack(), "demo", NULL);
+    j->rc = NM_PLUGIN_ERR_STATE;
+    if (e) {
+        nm_plugin_request q;
+        j->api->request_init(&q, 130, 90, 190, 75);
+        nm_plugin_result *r = NULL;
+        j->rc = j->api->plan(e, &q, &r);
+        j->api->result_free(r);
+        j->api->close(e);
+    }
+    sem_post(&j->planned);
+    sem_wait(&j->unloaded);
+    return NULL;
+}
+
+Test(plugin_threads, a_thread_that_planned_exits_after_the_plugin_is_unloaded)
+{
+    const char *path = getenv("NM_PLUGIN");
+    cr_assert_not_null(path);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    nm_plugin_get_fn get = NULL;
+    *(void **)(&get) = dlsym(h, "nm_plugin_get");
+    cr_assert_not_null(get);
+    unload_job j = {.api = get(NM_PLUGIN_ABI_VERSION)};
+    cr_assert_not_null(j.api);
+    sem_init(&j.planned, 0, 0);
+    sem_init(&j.unloaded, 0, 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, plan_then_wait, &j), 0);
+    sem_wait(&j.planned);
+    cr_assert_eq(j.rc, NM_PLUGIN_OK);
+    cr_assert_eq(dlclose(h), 0);
+    cr_assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD), "the plugin is really unloaded");
+    sem_post(&j.unloaded);
+    cr_assert_eq(pthread_join(t, NULL), 0);
 }
