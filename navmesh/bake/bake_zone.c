@@ -1266,16 +1266,18 @@ static bool cell_records(const rec_src *s, uint32_t c, int32_t i, int32_t j, int
     return true;
 }
 
-/* The tiles of the zone, encoded on `slots` workers: slot s makes tiles s, s + slots, ... with
- * its own buffer (nm_parallel_chunks gives chunk s to worker s), so no tile depends on another. */
+/* The tiles of the zone, encoded on up to `workers` threads, each taking the next tile as soon as
+ * it is free (tiles differ in work; a static share left one worker finishing alone) with its own
+ * buffer; no tile depends on another or on the thread. */
 typedef struct tile_pass {
     const rec_src *src;
     const nm_bgrd_tile *tiles;
     nm_grid_tiles *out;
     int32_t w, h, gx0, gy0;
     uint32_t global_regions;
-    size_t slots;
-    nm_error *errs; /* per slot */
+    rec_buf buf[NM_WORKER_LIMIT];
+    uint32_t bad[NM_WORKER_LIMIT]; /* the worker's first failing tile, or UINT32_MAX */
+    nm_error errs[NM_WORKER_LIMIT];
 } tile_pass;
 
 static int encode_tile(const tile_pass *p, uint32_t t, rec_buf *b, nm_error *err)
@@ -1304,15 +1306,16 @@ static int encode_tile(const tile_pass *p, uint32_t t, rec_buf *b, nm_error *err
     return rc;
 }
 
-static int tile_slot(void *ctx, size_t slot)
+static int tile_claim(void *ctx, size_t t, int worker)
 {
-    const tile_pass *p = ctx;
-    rec_buf b;
-    memset(&b, 0, sizeof b);
-    int rc = NM_OK;
-    for (size_t t = slot; t < p->out->count && rc == NM_OK; t += p->slots)
-        rc = encode_tile(p, (uint32_t)t, &b, &p->errs[slot]);
-    rec_buf_free(&b);
+    tile_pass *p = ctx;
+    nm_error e;
+    memset(&e, 0, sizeof e);
+    int rc = encode_tile(p, (uint32_t)t, &p->buf[worker], &e);
+    if (rc != NM_OK && t < p->bad[worker]) {
+        p->bad[worker] = (uint32_t)t;
+        p->errs[worker] = e;
+    }
     return rc;
 }
 
@@ -1375,7 +1378,7 @@ static int records(zone_work *zw, const uint32_t *comp, const uint32_t *gmap, co
     ghost_rec *gall = NULL;
     uint32_t *gord = NULL;
     nm_bgrd_tile *tiles = NULL;
-    nm_error *errs = NULL;
+    tile_pass *tp = NULL;
     cell_ctx cc;
     memset(&cc, 0, sizeof cc);
     int rc = sorted_ghosts(zw, &gall, &gord, &s.G, err);
@@ -1417,15 +1420,18 @@ static int records(zone_work *zw, const uint32_t *comp, const uint32_t *gmap, co
     rc = nm_bgrd_zone_tiling(&zs, NULL, tiles, &tc, err);
     if (rc != NM_OK) goto done;
     {
-        int wk = nm_workers_for(Z->rec_count, zw->workers);
-        size_t slots = (size_t)wk < tc ? (size_t)wk : (tc ? tc : 1);
-        errs = nm_calloc(slots, sizeof *errs);
-        if (!errs) { rc = nm_fail(err, NM_ERR_NOMEM, "records: out of memory"); goto done; }
-        tile_pass tp = {&s, tiles, out, Z->w, Z->h, Z->gx0, Z->gy0, Z->global_regions, slots, errs};
-        rc = nm_parallel_chunks(slots, wk, tile_slot, &tp);
+        tp = nm_calloc(1, sizeof *tp);
+        if (!tp) { rc = nm_fail(err, NM_ERR_NOMEM, "records: out of memory"); goto done; }
+        *tp = (tile_pass){&s, tiles, out, Z->w, Z->h, Z->gx0, Z->gy0, Z->global_regions, {{0}}, {0}, {{0}}};
+        for (int k = 0; k < NM_WORKER_LIMIT; k++) tp->bad[k] = UINT32_MAX;
+        rc = nm_parallel_claim(tc, NULL, nm_workers_for(Z->rec_count, zw->workers), tile_claim, tp);
         if (rc != NM_OK) {
-            for (size_t k = 0; k < slots; k++)
-                if (errs[k].code) { *err = errs[k]; break; }
+            /* the error of the first failing tile, whichever worker met it */
+            int first = 0;
+            for (int k = 1; k < NM_WORKER_LIMIT; k++)
+                if (tp->bad[k] < tp->bad[first]) first = k;
+            *err = tp->errs[first];
+            if (!err->code) nm_fail(err, rc, "records: out of memory");
             goto done;
         }
     }
@@ -1440,7 +1446,9 @@ static int records(zone_work *zw, const uint32_t *comp, const uint32_t *gmap, co
     if (rc == NM_OK && cc.oom) rc = nm_fail(err, NM_ERR_NOMEM, "links: out of memory");
 done:
     rec_buf_free(&cc.b);
-    nm_free(errs);
+    if (tp)
+        for (int k = 0; k < NM_WORKER_LIMIT; k++) rec_buf_free(&tp->buf[k]);
+    nm_free(tp);
     nm_free(tiles);
     nm_free(gall);
     nm_free(gord);
