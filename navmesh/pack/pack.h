@@ -134,6 +134,12 @@ typedef struct nm_pack_write_opts {
 
 int nm_pack_serialize(nm_pack *p, const nm_pack_write_opts *opts, nm_buf *out, nm_error *err);
 int nm_pack_save(nm_pack *p, const nm_pack_write_opts *opts, const char *path, nm_error *err);
+/* The bytes nm_pack_serialize would give for p with one more section (tag, bytes) after all of
+ * p->sections, made from in[0..n), nm_pack_serialize's bytes for p: the encoded sections are
+ * copied, not encoded again (the bake adds BGRD after the geometry it was baked from). Appends
+ * to out and stores the new file_fnv; p->sections is left as it is. */
+int nm_pack_append_section(nm_pack *p, const uint8_t *in, size_t n, const char tag[4], const void *bytes,
+                           size_t size, nm_buf *out, nm_error *err);
 
 #ifdef __cplusplus
 }

@@ -454,6 +454,49 @@ int nm_pack_serialize(nm_pack *p, const nm_pack_write_opts *opts, nm_buf *out, n
     return NM_OK;
 }
 
+static uint64_t get_u64(const uint8_t *b)
+{
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = v << 8 | b[k];
+    return v;
+}
+
+int nm_pack_append_section(nm_pack *p, const uint8_t *in, size_t n, const char tag[4], const void *bytes,
+                           size_t size, nm_buf *out, nm_error *err)
+{
+    if (!p || !in || !tag || (!bytes && size) || !out) return nm_fail(err, NM_ERR_ARG, "nm_pack_append_section: NULL argument");
+    /* `in` is nm_pack_serialize's: header, directory right after it, bodies in directory order */
+    uint32_t nsec = n >= NM_BNAV_HEADER_SIZE ? (uint32_t)in[72] | (uint32_t)in[73] << 8 | (uint32_t)in[74] << 16 |
+                                                   (uint32_t)in[75] << 24
+                                             : 0;
+    size_t body = NM_BNAV_HEADER_SIZE + (size_t)nsec * NM_SECTION_ENTRY_SIZE;
+    if (n < NM_BNAV_HEADER_SIZE || memcmp(in, "BNAV", 4) != 0 || get_u64(in + 64) != NM_BNAV_HEADER_SIZE ||
+        nsec == 0 || body > n || get_u64(in + body - 16) + get_u64(in + body - 8) != n)
+        return nm_fail(err, NM_ERR_ARG, "nm_pack_append_section: not a serialised pack");
+    size_t base = out->size;
+    nm_buf_bytes(out, in, 72);
+    nm_buf_u32(out, nsec + 1);
+    nm_buf_bytes(out, in + 76, 4);
+    for (uint32_t i = 0; i < nsec; i++) {
+        const uint8_t *e = in + NM_BNAV_HEADER_SIZE + (size_t)i * NM_SECTION_ENTRY_SIZE;
+        nm_buf_bytes(out, e, 8);
+        nm_buf_u64(out, get_u64(e + 8) + NM_SECTION_ENTRY_SIZE);
+        nm_buf_bytes(out, e + 16, 8);
+    }
+    nm_buf_bytes(out, tag, 4);
+    nm_buf_u32(out, 0);
+    nm_buf_u64(out, n + NM_SECTION_ENTRY_SIZE);
+    nm_buf_u64(out, size);
+    nm_buf_bytes(out, in + body, n - body);
+    nm_buf_bytes(out, bytes, size);
+    if (out->oom) {
+        if (out->size > base) out->size = base;
+        return nm_fail(err, NM_ERR_NOMEM, "out of memory for the pack bytes");
+    }
+    p->file_fnv = nm_fnv1a(NM_FNV_OFFSET, out->p + base, out->size - base);
+    return NM_OK;
+}
+
 int nm_pack_save(nm_pack *p, const nm_pack_write_opts *opts, const char *path, nm_error *err)
 {
     if (!path) return nm_fail(err, NM_ERR_ARG, "nm_pack_save: NULL path");

@@ -95,6 +95,38 @@ Test(pack, writer_bytes_do_not_depend_on_the_worker_count)
     nm_pack_free(&p);
 }
 
+Test(pack, a_section_appended_to_the_bytes_gives_the_bytes_of_the_pack_with_it)
+{
+    nm_pack p;
+    fx_build(&p, 2, 1);
+    cr_assert_eq(p.section_count, 2);
+    p.sections[1].flags = 0; /* an appended section has no flags */
+    nm_buf with = {0}, without = {0}, appended = {0};
+    must_serialize(&p, &kSmall, &with);
+    uint64_t fnv_with = p.file_fnv, hash = p.build_hash;
+    p.section_count = 1;
+    must_serialize(&p, &kSmall, &without);
+    p.section_count = 2;
+    nm_error err = {0};
+    cr_assert_eq(nm_pack_append_section(&p, without.p, without.size, "BGRD", p.sections[1].bytes, p.sections[1].size,
+                                        &appended, &err), NM_OK, "%s", err.msg);
+    cr_assert_eq(appended.size, with.size);
+    cr_assert(memcmp(appended.p, with.p, with.size) == 0, "appended bytes differ from serialising with the section");
+    cr_assert_eq(p.file_fnv, fnv_with);
+    cr_assert_eq(p.build_hash, hash);
+    /* anything but a serialised pack is refused, and out is left as it was */
+    size_t before = appended.size;
+    cr_assert_eq(nm_pack_append_section(&p, without.p, without.size - 1, "BGRD", "x", 1, &appended, &err), NM_ERR_ARG);
+    cr_assert_eq(nm_pack_append_section(&p, without.p + 1, without.size - 1, "BGRD", "x", 1, &appended, &err),
+                 NM_ERR_ARG);
+    cr_assert_eq(nm_pack_append_section(&p, without.p, 79, "BGRD", "x", 1, &appended, &err), NM_ERR_ARG);
+    cr_assert_eq(appended.size, before);
+    nm_buf_free(&with);
+    nm_buf_free(&without);
+    nm_buf_free(&appended);
+    nm_pack_free(&p);
+}
+
 Test(pack, whole_and_zone_loads_are_identical_with_1_and_4_workers)
 {
     fixture f;
@@ -899,7 +931,7 @@ Test(pack, writer_refuses_packs_the_reader_would_reject)
 
 Test(pack, every_allocation_failure_is_reported_and_leaks_nothing, .timeout = 300)
 {
-    /* Fewer, larger chunks than kSmall: each stream encode builds a compressor, slow under ASan. */
+    /* Fewer, larger chunks than kSmall: fewer streams, so fewer allocations to fail (slow under ASan). */
     const nm_pack_write_opts big = {.vert_chunk = 64, .tri_chunk = 64, .link_chunk = 256, .level = 1};
     fixture f;
     fixture_make(&f, 1, &big);

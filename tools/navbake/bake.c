@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -587,7 +589,10 @@ static double tri_score(const nm_pack *pk, uint32_t t, const double q[3])
     return best + fabs(q[2] - hbest);
 }
 
-static uint32_t nearest_tri(const nm_pack *pk, const nm_zone *z, const double q[3])
+/* The nearest triangle of zone z to q. A triangle whose box is farther from q in the plane than
+ * the best score so far (less a margin far above rounding) can neither win nor tie, so it is
+ * skipped without its score: box[4t..4t+3] = min u, min v, max u, max v. */
+static uint32_t nearest_tri(const nm_pack *pk, const nm_zone *z, const float *box, const double q[3])
 {
     uint32_t best = NM_BOML_NO_TRI;
     for (int pass = 0; pass < 2 && best == NM_BOML_NO_TRI; pass++) {
@@ -595,6 +600,10 @@ static uint32_t nearest_tri(const nm_pack *pk, const nm_zone *z, const double q[
         for (uint32_t t = z->first_tri; t < z->first_tri + z->tri_count; t++) {
             bool walk = (pk->surfaces[t].flags & NM_kWalkableFlags) != 0;
             if (pass == 0 && !walk) continue;
+            const float *b = &box[4 * (size_t)t];
+            double du = q[0] < b[0] ? b[0] - q[0] : q[0] > b[2] ? q[0] - b[2] : 0.0;
+            double dv = q[1] < b[1] ? b[1] - q[1] : q[1] > b[3] ? q[1] - b[3] : 0.0;
+            if (du * du + dv * dv > (bs + 1e-3) * (bs + 1e-3)) continue;
             double s = tri_score(pk, t, q);
             if (s < bs) bs = s, best = t;
         }
@@ -608,12 +617,32 @@ static int stage_offmesh(bake_ctx *b, nm_error *err)
     nm_pack *p = b->pack;
     if (c->offmesh_count == 0) return NM_OK;
     p->offmesh = nm_calloc(c->offmesh_count, sizeof *p->offmesh);
-    if (!p->offmesh) return nm_fail(err, NM_ERR_NOMEM, "off-mesh links: out of memory");
+    float *box = nm_malloc(((size_t)p->tri_count + 1) * 4 * sizeof *box);
+    if (!p->offmesh || !box) {
+        nm_free(box);
+        return nm_fail(err, NM_ERR_NOMEM, "off-mesh links: out of memory");
+    }
+    for (uint32_t t = 0; t < p->tri_count; t++) {
+        float *b = &box[4 * (size_t)t];
+        b[0] = b[1] = INFINITY;
+        b[2] = b[3] = -INFINITY;
+        for (int k = 0; k < 3; k++) {
+            const nm_vertex *v = &p->verts[p->tris[t].v[k]];
+            b[0] = v->u < b[0] ? v->u : b[0];
+            b[1] = v->v < b[1] ? v->v : b[1];
+            b[2] = v->u > b[2] ? v->u : b[2];
+            b[3] = v->v > b[3] ? v->v : b[3];
+        }
+    }
+    int rc = NM_OK;
     for (uint32_t i = 0; i < c->offmesh_count; i++) {
         const nm_bake_offmesh *l = &c->offmesh[i];
         const nm_bake_zone *bz = &c->zones[l->zone];
         int zi = nm_pack_find_zone(p, bz->name);
-        if (zi < 0) return nm_fail(err, NM_ERR_ARG, "offmesh[%u]: zone '%s' missing from the pack", i, bz->name);
+        if (zi < 0) {
+            rc = nm_fail(err, NM_ERR_ARG, "offmesh[%u]: zone '%s' missing from the pack", i, bz->name);
+            break;
+        }
         const nm_zone *z = &p->zones[zi];
         nm_offmesh *o = &p->offmesh[i];
         o->zone_id = z->id;
@@ -631,18 +660,23 @@ static int stage_offmesh(bake_ctx *b, nm_error *err)
             float u = (float)((double)bz->t[0] * ends[e][0] + (double)bz->t[1]);
             float v = (float)((double)bz->t[3] - (double)bz->t[2] * ends[e][2]);
             float h = (float)ends[e][1];
-            if (!isfinite(u) || !isfinite(v) || !isfinite(h))
-                return nm_fail(err, NM_ERR_ARG, "offmesh[%u].%s: not finite in pixels", i, e ? "to" : "from");
+            if (!isfinite(u) || !isfinite(v) || !isfinite(h)) {
+                rc = nm_fail(err, NM_ERR_ARG, "offmesh[%u].%s: not finite in pixels", i, e ? "to" : "from");
+                break;
+            }
             q[e][0] = u, q[e][1] = v, q[e][2] = h;
             /* pts = start, end, start, end (the last two matter for extended links only). */
             o->pts[e][0] = o->pts[e + 2][0] = u;
             o->pts[e][1] = o->pts[e + 2][1] = v;
             o->pts[e][2] = o->pts[e + 2][2] = h;
         }
+        if (rc != NM_OK) break;
         o->dir_ok = (uint8_t)(1u | (l->bidirectional ? 2u : 0u));
-        o->start_tri = nearest_tri(p, z, q[0]);
-        o->end_tri = nearest_tri(p, z, q[1]);
+        o->start_tri = nearest_tri(p, z, box, q[0]);
+        o->end_tri = nearest_tri(p, z, box, q[1]);
     }
+    nm_free(box);
+    if (rc != NM_OK) return rc;
     p->offmesh_count = c->offmesh_count;
     p->boml_version = 2;
     return NM_OK;
@@ -739,13 +773,35 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* The grid, fields and occluder outputs: the pack is serialised once to fix build_hash and read
- * back (the grid bakes from exactly what the planner will load), BGRD is appended as a section
- * (build_hash does not cover it; the file FNV does), and the sidecar is bound to the final file. */
+/* The pack's own bytes (level 12, slow) on a thread of its own at idle priority: it runs in the
+ * grid bake's single-threaded stretches, where a core would stand idle. */
+typedef struct serialize_job {
+    nm_pack *pack;
+    nm_pack_write_opts w;
+    nm_buf out;
+    nm_error err;
+    int rc;
+} serialize_job;
+
+static void *serialize_idle(void *arg)
+{
+    serialize_job *j = arg;
+    struct sched_param sp = {0};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp); /* no harm when refused */
+    j->rc = nm_pack_serialize(j->pack, &j->w, &j->out, &j->err);
+    return NULL;
+}
+
+/* The grid, fields and occluder outputs. The grid bakes from exactly what the planner will load:
+ * the pack serialised and read back, here from level-1 bytes (the pack read back does not depend
+ * on the level; build_hash covers the inflated bytes) while the level-12 bytes are made beside the
+ * grid bake. BGRD is appended to them as a section (build_hash does not cover it; the file FNV
+ * does), and the sidecar is bound to the final file. `pack` is the serialising thread's until it
+ * is joined. */
 static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *dir, int workers,
                            nm_error *err)
 {
-    nm_buf b1 = {0}, occ = {0}, bg = {0}, b2 = {0}, bf = {0};
+    nm_buf b0 = {0}, occ = {0}, bg = {0}, b2 = {0}, bf = {0};
     nm_pack loaded;
     memset(&loaded, 0, sizeof loaded);
     nm_bake_grid_zone *zones = NULL;
@@ -753,13 +809,17 @@ static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *
     char *pnav = join(dir, "base.nav.gz"), *pocc = join(dir, "base.occluder.gz"),
          *pfld = join(dir, "base.fields.nav.gz");
     int rc = (pnav && pocc && pfld) ? NM_OK : nm_fail(err, NM_ERR_NOMEM, "out of memory");
-    nm_pack_write_opts w = {.workers = workers};
-    if (rc == NM_OK) rc = nm_pack_serialize(pack, &w, &b1, err);
+    nm_pack_write_opts fast = {.workers = workers, .level = 1};
+    if (rc == NM_OK) rc = nm_pack_serialize(pack, &fast, &b0, err);
+    serialize_job sj = {.pack = pack, .w = {.workers = 1}};
+    pthread_t th;
+    bool started = false;
+    if (rc == NM_OK) started = pthread_create(&th, NULL, serialize_idle, &sj) == 0;
     if (rc == NM_OK) {
         nm_pack_load_opts lo = {.workers = workers};
-        rc = nm_pack_parse(b1.p, b1.size, "base.nav", &lo, &loaded, err);
+        rc = nm_pack_parse(b0.p, b0.size, "base.nav", &lo, &loaded, err);
     }
-    nm_buf_free(&b1);
+    nm_buf_free(&b0);
     if (rc == NM_OK && !opts->no_occluder) {
         if (opts->progress) opts->progress(opts->progress_ctx, "occluder", 0.0);
         rc = nm_bake_occluder(opts->obj, opts->cfg, opts->scale, &occ, err);
@@ -776,33 +836,20 @@ static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *
         if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "grid", 1.0);
     }
     nm_buf_free(&occ);
-    if (rc == NM_OK) {
-        nm_section *ns = nm_realloc(pack->sections, (pack->section_count + 1) * sizeof *ns);
-        uint8_t *bytes = nm_malloc(bg.size ? bg.size : 1);
-        if (!ns || !bytes) {
-            nm_free(bytes);
-            if (ns) pack->sections = ns;
-            rc = nm_fail(err, NM_ERR_NOMEM, "out of memory");
-        } else {
-            pack->sections = ns;
-            memcpy(bytes, bg.p, bg.size);
-            nm_section *s = &ns[pack->section_count++];
-            memset(s, 0, sizeof *s);
-            memcpy(s->tag, "BGRD", 4);
-            s->size = bg.size;
-            s->bytes = bytes;
-        }
+    if (started) pthread_join(th, NULL);
+    else if (rc == NM_OK) serialize_idle(&sj);
+    if (rc == NM_OK && sj.rc != NM_OK) {
+        *err = sj.err;
+        rc = sj.rc;
     }
-    nm_buf_free(&bg);
-    uint64_t hash0 = pack->build_hash;
     if (rc == NM_OK) {
         if (opts->progress) opts->progress(opts->progress_ctx, "write base.nav.gz", 0.0);
-        rc = nm_pack_serialize(pack, &w, &b2, err);
-        if (rc == NM_OK && pack->build_hash != hash0)
-            rc = nm_fail(err, NM_ERR_STATE, "base.nav.gz: build_hash changed when BGRD was added");
+        rc = nm_pack_append_section(pack, sj.out.p, sj.out.size, "BGRD", bg.p, bg.size, &b2, err);
         if (rc == NM_OK) rc = nm_file_write(pnav, b2.p, b2.size, err);
         if (rc == NM_OK && opts->progress) opts->progress(opts->progress_ctx, "write base.nav.gz", 1.0);
     }
+    nm_buf_free(&sj.out);
+    nm_buf_free(&bg);
     nm_buf_free(&b2);
     if (rc == NM_OK) {
         if (opts->progress) opts->progress(opts->progress_ctx, "write base.fields.nav.gz", 0.0);
