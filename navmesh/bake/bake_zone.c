@@ -2084,7 +2084,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
             if (!cfirst) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
             uint32_t at = 0;
             for (uint32_t r = 0; r < zw.nreg; r++) { cfirst[r] = at; at += cnum[r]; }
-            for (uint32_t k = 0; k < ns; k++) clist[cfirst[zw.rid[k] - 1] + gmap[scc.comp[k]] - 1] = scc.comp[k];
+            for (uint32_t c = 1; c <= scc.ncomp; c++) /* ids 1 .. ncomp, each with its spans */
+                if (gmap[c]) clist[cfirst[creg[c] - 1] + gmap[c] - 1] = c;
             nm_free(cfirst);
         }
         uint32_t cat = 0;
