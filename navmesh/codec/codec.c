@@ -244,54 +244,39 @@ bool nm_bytes_reserve(nm_bytes *b, size_t n)
 /* One libdeflate decompressor and one compressor per level for each thread: cheap but not free
  * to make (a compressor is hundreds of KB to allocate and fault in, and a bake encodes some 10^5
  * streams), and the pool runs up to NM_WORKER_LIMIT threads at once. Output never depends on
- * them (libdeflate starts every call afresh). A thread's coders are freed when it exits; they
- * are also listed, so that unloading the library (the plugin's dlclose) frees them all and
- * deletes the key: a host thread exiting after the unload would otherwise call a destructor
- * whose code is gone. Like libdeflate's own blocks, the list is the C library's memory, outside
- * nm_malloc's accounting (a thread's first decode leaves nothing "held"). */
+ * them (libdeflate starts every call afresh). A thread's coders are freed when it exits. When
+ * the library unloads (the plugin's dlclose, or the process's exit) the key is deleted first: a
+ * host thread exiting after a dlclose would otherwise call a destructor whose code is gone. Only
+ * the unloading thread's own coders are freed then; another thread may still be decoding (an
+ * exit with a plan in flight), so its coders (a decompressor, about 10 KB) are left to it. Like
+ * libdeflate's blocks, the record is the C library's memory, outside nm_malloc's accounting. */
 #include <pthread.h>
 typedef struct coders {
     struct libdeflate_decompressor *d;
     struct libdeflate_compressor *z[13];
-    struct coders *prev, *next;
 } coders;
 static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_key_ok;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static coders *g_all;
 
-static void coders_free(coders *c)
+static void coders_free(void *v)
 {
+    coders *c = (coders *)v;
     if (c->d) libdeflate_free_decompressor(c->d);
     for (int k = 0; k < 13; k++)
         if (c->z[k]) libdeflate_free_compressor(c->z[k]);
     free(c);
 }
 
-static void thread_exit(void *v)
-{
-    coders *c = (coders *)v;
-    pthread_mutex_lock(&g_lock);
-    if (c->prev) c->prev->next = c->next; else g_all = c->next;
-    if (c->next) c->next->prev = c->prev;
-    pthread_mutex_unlock(&g_lock);
-    coders_free(c);
-}
-
-static void make_key(void) { g_key_ok = pthread_key_create(&g_key, thread_exit) == 0; }
+static void make_key(void) { g_key_ok = pthread_key_create(&g_key, coders_free) == 0; }
 
 __attribute__((destructor)) static void unload(void)
 {
-    pthread_mutex_lock(&g_lock);
-    if (g_key_ok) pthread_key_delete(g_key);
+    if (!g_key_ok) return;
+    coders *c = (coders *)pthread_getspecific(g_key);
     g_key_ok = false;
-    while (g_all) {
-        coders *c = g_all;
-        g_all = c->next;
-        coders_free(c);
-    }
-    pthread_mutex_unlock(&g_lock);
+    pthread_key_delete(g_key);
+    if (c) coders_free(c);
 }
 
 static coders *thread_coders(void)
@@ -301,16 +286,10 @@ static coders *thread_coders(void)
     coders *c = (coders *)pthread_getspecific(g_key);
     if (c) return c;
     c = (coders *)calloc(1, sizeof *c);
-    if (!c) return NULL;
-    if (pthread_setspecific(g_key, c) != 0) {
+    if (c && pthread_setspecific(g_key, c) != 0) {
         free(c);
-        return NULL;
+        c = NULL;
     }
-    pthread_mutex_lock(&g_lock);
-    c->next = g_all;
-    if (g_all) g_all->prev = c;
-    g_all = c;
-    pthread_mutex_unlock(&g_lock);
     return c;
 }
 
