@@ -1823,6 +1823,226 @@ done:
 int nm_bake_link_regions(const nm_zone_clean *zc, const nm_bake_grid_zone *z, const nm_span_table *T,
                          uint32_t *rid, uint32_t *nreg, nm_error *err); /* bake_pack.c */
 
+/* The zone rectangle on the global cell grid: the walkable triangles' box plus PAD_CELLS. */
+static int zone_rect(const nm_zone_clean *zc, const char *zname, nm_bake_grid_zone *Z, nm_error *err)
+{
+    double minu = INFINITY, minv = INFINITY, maxu = -INFINITY, maxv = -INFINITY;
+    for (uint32_t t = 0; t < zc->tri_count; t++) {
+        if (!nm_zone_walkable(zc, t)) continue;
+        for (int k = 0; k < 3; k++) {
+            const nm_vertex *v = nm_zone_vertex(zc, t, k);
+            if (v->u < minu) minu = v->u;
+            if (v->u > maxu) maxu = v->u;
+            if (v->v < minv) minv = v->v;
+            if (v->v > maxv) maxv = v->v;
+        }
+    }
+    if (!(minu <= maxu)) return nm_fail(err, NM_ERR_STATE, "%s: no walkable triangles", zname);
+    double gx0 = floor(minu / NM_kCS) - PAD_CELLS, gy0 = floor(minv / NM_kCS) - PAD_CELLS;
+    double gx1 = floor(maxu / NM_kCS) + 1 + PAD_CELLS, gy1 = floor(maxv / NM_kCS) + 1 + PAD_CELLS;
+    if (gx0 < -2e9 || gy0 < -2e9 || gx1 > 2e9 || gy1 > 2e9 || (gx1 - gx0) * (gy1 - gy0) > 2.0e9)
+        return nm_fail(err, NM_ERR_ARG, "%s: zone rectangle too large for the grid (%.0f x %.0f cells)",
+                       zname, gx1 - gx0, gy1 - gy0);
+    Z->gx0 = (int32_t)gx0;
+    Z->gy0 = (int32_t)gy0;
+    Z->w = (int32_t)(gx1 - gx0);
+    Z->h = (int32_t)(gy1 - gy0);
+    return NM_OK;
+}
+
+/* Step 4: each region's box (i0, j0, i1, j1); a region's spans are read back through its box's
+ * cells. w: the zone's width. */
+static int region_boxes(zone_work *zw, int32_t w)
+{
+    const nm_span_table *T = &zw->T;
+    zw->bbox = nm_malloc(((size_t)zw->nreg * 4 + 1) * sizeof *zw->bbox);
+    if (!zw->bbox) return NM_ERR_NOMEM;
+    for (uint32_t r = 0; r < zw->nreg; r++) {
+        zw->bbox[4 * r] = INT32_MAX; zw->bbox[4 * r + 1] = INT32_MAX;
+        zw->bbox[4 * r + 2] = -1; zw->bbox[4 * r + 3] = -1;
+    }
+    /* occupied cells in order (the lookup index: sp_cell is gone), the row carried along */
+    for (uint32_t o = 0, c = 0, j = 0, row0 = 0; o < T->nocc; o++) {
+        c = o ? nm_span_next_occupied(T, c) : nm_span_occupied_cell(T, 0);
+        while (c - row0 >= (uint32_t)w) { j++; row0 += (uint32_t)w; }
+        int32_t i = (int32_t)(c - row0);
+        for (uint32_t k = T->cs[o]; k < T->cs[o + 1]; k++) {
+            int32_t *b = &zw->bbox[4 * (zw->rid[k] - 1)];
+            if (i < b[0]) b[0] = i;
+            if ((int32_t)j < b[1]) b[1] = (int32_t)j;
+            if (i > b[2]) b[2] = i;
+            if ((int32_t)j > b[3]) b[3] = (int32_t)j;
+        }
+    }
+    return NM_OK;
+}
+
+/* Step 5, FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
+ * of r with |h - hbar| <= kMcHBand, unless r passes under or over the whole edge (region_across_edge) */
+static int keep_walls(zone_work *zw, nm_bake_grid_zone *Z)
+{
+    const nm_span_table *T = &zw->T;
+    Z->wall_count = (uint32_t)zw->nwalls;
+    Z->wall_keys = nm_malloc(((size_t)zw->nwalls + 1) * sizeof *Z->wall_keys);
+    Z->wall_row = nm_calloc((size_t)zw->nwalls + 1, sizeof *Z->wall_row);
+    uint32_t *tmpr = NULL;
+    size_t cap = 0, nk = 0;
+    uint32_t *rr = NULL;
+    size_t rcap = 0;
+    if (!Z->wall_keys || !Z->wall_row) return NM_ERR_NOMEM;
+    for (size_t w = 0; w < zw->nwalls; w++) {
+        const nm_grid_wall *W = &zw->walls[w];
+        Z->wall_keys[w] = 3u * (uint64_t)W->tri + W->edge;
+        double hbar = (W->h0 + W->h1) / 2.0;
+        size_t n = wall_samples(W), m = 0;
+        for (size_t k = 0; k < n; k++) {
+            int32_t ci, cj;
+            if (!wall_cell(&zw->win, W, k, n, &ci, &cj)) continue;
+            uint32_t first, c = nm_span_cell_spans(T, (uint32_t)cj * (uint32_t)Z->w + (uint32_t)ci, &first);
+            for (uint32_t s = first; s < first + c; s++) {
+                if (fabs(T->sp_h[s] - hbar) > NM_kMcHBand) continue;
+                if (m == rcap) {
+                    size_t nc2 = rcap ? rcap * 2 : 64;
+                    uint32_t *p2 = nm_realloc(rr, nc2 * sizeof *p2);
+                    if (!p2) { nm_free(rr); nm_free(tmpr); return NM_ERR_NOMEM; }
+                    rr = p2; rcap = nc2;
+                }
+                rr[m++] = zw->rid[s];
+            }
+        }
+        qsort(rr, m, sizeof *rr, cmp_u32);
+        size_t u = 0;
+        for (size_t k = 0; k < m; k++)
+            if (u == 0 || rr[u - 1] != rr[k]) rr[u++] = rr[k];
+        /* Where a region has two levels more than kClimb apart in one column, an edge of
+         * either level is no wall of the region: its stacked levels share one planar
+         * clearance and blocker table (建窗: 两层共用一个净空值), and a wall of one level
+         * would cut the other across its whole width. (a) A ledge over the region's own
+         * lower level (a deck's side over the path beneath it): every sample cell also holds
+         * a span of r more than kClimb below hbar; kept, it cut the path. (b) The end of a
+         * lower level under the region's own upper level (the ground where a ramp's solid
+         * body starts, a river bank, a pillar, all under a deck): a span more than kClimb
+         * above; kept, it cut the deck (the demo town's high bridge, issue 12). Neither level
+         * can leave through the edge without it: there is no span of that level beyond it,
+         * so RiseOk (a drop above, a climb below) and LayerOracle still stop there. */
+        size_t u2 = 0;
+        for (size_t q = 0; q < u; q++)
+            if (!region_across_edge(zw, W, rr[q], hbar, false) &&
+                !(region_across_edge(zw, W, rr[q], hbar, true) && !edge_solid(zw, W, hbar)))
+                rr[u2++] = rr[q];
+        u = u2;
+        if (nk + u > cap) {
+            size_t nc2 = (nk + u) * 2 + 64;
+            uint32_t *p2 = nm_realloc(tmpr, nc2 * sizeof *p2);
+            if (!p2) { nm_free(rr); nm_free(tmpr); return NM_ERR_NOMEM; }
+            tmpr = p2; cap = nc2;
+        }
+        memcpy(tmpr + nk, rr, u * sizeof *rr);
+        nk += u;
+        Z->wall_row[w + 1] = (uint32_t)nk;
+    }
+    nm_free(rr);
+    Z->wall_rids = tmpr ? tmpr : nm_malloc(4);
+    if (!Z->wall_rids) return NM_ERR_NOMEM;
+    Z->stats.walls_kept = nk;
+    /* inverse: per region, the walls kept on it (wall order) */
+    zw->kw_start = nm_calloc((size_t)zw->nreg + 2, sizeof *zw->kw_start);
+    zw->kw_list = nm_malloc((nk + 1) * sizeof *zw->kw_list);
+    if (!zw->kw_start || !zw->kw_list) return NM_ERR_NOMEM;
+    for (size_t k = 0; k < nk; k++) zw->kw_start[Z->wall_rids[k]]++;
+    for (uint32_t r = 0; r < zw->nreg; r++) zw->kw_start[r + 1] += zw->kw_start[r];
+    uint32_t *fill = nm_malloc(((size_t)zw->nreg + 1) * sizeof *fill);
+    if (!fill) return NM_ERR_NOMEM;
+    memcpy(fill, zw->kw_start, ((size_t)zw->nreg + 1) * sizeof *fill);
+    for (size_t w = 0; w < zw->nwalls; w++)
+        for (uint32_t k = Z->wall_row[w]; k < Z->wall_row[w + 1]; k++)
+            zw->kw_list[fill[Z->wall_rids[k] - 1]++] = (uint32_t)w;
+    nm_free(fill);
+    return NM_OK;
+}
+
+/* Per region: its components numbered locally, in order of each component's first span in span
+ * order (the global numbering is by smallest node, so the order is kept), and the DAG edges
+ * between them. gmap: per global component, its local id; creg: its region (the caller frees
+ * both). */
+static int region_components(zone_work *zw, const nm_scc *scc, nm_bake_grid_zone *Z, uint32_t **gmap_out,
+                             uint32_t **creg_out)
+{
+    const uint32_t ns = zw->T.nspans;
+    uint32_t *gmap = *gmap_out = nm_calloc((size_t)scc->ncomp + 1, sizeof *gmap);
+    uint32_t *creg = *creg_out = nm_malloc(((size_t)scc->ncomp + 1) * sizeof *creg);
+    Z->regions = nm_calloc((size_t)zw->nreg + 1, sizeof *Z->regions);
+    if (!gmap || !creg || !Z->regions) return NM_ERR_NOMEM;
+    {
+        uint32_t *pairs = NULL;
+        size_t pcap = 0;
+        uint32_t *clist = nm_malloc(((size_t)scc->ncomp + 1) * sizeof *clist);
+        uint32_t *cnum = nm_calloc((size_t)zw->nreg + 1, sizeof *cnum);
+        if (!clist || !cnum) { nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
+        /* spans in span order: a region's spans come in the same order as in the region alone */
+        for (uint32_t k = 0; k < ns; k++) {
+            uint32_t c = scc->comp[k];
+            if (!gmap[c]) {
+                gmap[c] = ++cnum[zw->rid[k] - 1];
+                creg[c] = zw->rid[k]; /* a component lies in one region (the graph's edges do) */
+            }
+        }
+        /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
+        {
+            uint32_t *cfirst = nm_malloc(((size_t)zw->nreg + 1) * sizeof *cfirst);
+            if (!cfirst) { nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
+            uint32_t at = 0;
+            for (uint32_t r = 0; r < zw->nreg; r++) { cfirst[r] = at; at += cnum[r]; }
+            for (uint32_t c = 1; c <= scc->ncomp; c++) /* ids 1 .. ncomp, each with its spans */
+                if (gmap[c]) clist[cfirst[creg[c] - 1] + gmap[c] - 1] = c;
+            nm_free(cfirst);
+        }
+        uint32_t cat = 0;
+        for (uint32_t r = 0; r < zw->nreg; r++) {
+            uint32_t nloc = cnum[r];
+            const uint32_t *rlist = clist + cat;
+            cat += nloc;
+            nm_bnvf_region_src *R = &Z->regions[r];
+            R->rid = r + 1;
+            R->n_scc = nloc;
+            Z->stats.components += nloc;
+            size_t np = 0;
+            /* DAG edges of the region's components: visit components in local order once */
+            for (uint32_t a = 0; a < nloc; a++) {
+                uint32_t c = rlist[a];
+                for (uint32_t e = scc->dag_off[c - 1]; e < scc->dag_off[c]; e++) {
+                    if (np + 1 > pcap) {
+                        size_t nc2 = pcap ? pcap * 2 : 256;
+                        uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
+                        if (!p2) { nm_free(pairs); nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
+                        pairs = p2; pcap = nc2;
+                    }
+                    pairs[2 * np] = gmap[c];
+                    pairs[2 * np + 1] = gmap[scc->dag_adj[e]];
+                    np++;
+                }
+            }
+            if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
+            size_t u = 0;
+            for (size_t k = 0; k < np; k++)
+                if (!u || pairs[2 * (u - 1)] != pairs[2 * k] || pairs[2 * (u - 1) + 1] != pairs[2 * k + 1]) {
+                    pairs[2 * u] = pairs[2 * k];
+                    pairs[2 * u + 1] = pairs[2 * k + 1];
+                    u++;
+                }
+            uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
+            if (!ed) { nm_free(pairs); nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
+            if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
+            R->edges = ed;
+            R->n_edges = (uint32_t)u;
+        }
+        nm_free(pairs);
+        nm_free(clist);
+        nm_free(cnum);
+    }
+    return NM_OK;
+}
+
 #define NOMEM(what) do { rc = nm_fail(err, NM_ERR_NOMEM, "%s: %s: out of memory", zname, what); goto fail; } while (0)
 
 int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opts,
@@ -1850,30 +2070,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     uint32_t *gmap = NULL, *creg = NULL;
     nm_scc scc;
     memset(&scc, 0, sizeof scc);
-    int rc = NM_OK;
-
-    /* zone rectangle on the global cell grid: the walkable triangles' box plus a margin */
-    double minu = INFINITY, minv = INFINITY, maxu = -INFINITY, maxv = -INFINITY;
-    for (uint32_t t = 0; t < zc->tri_count; t++) {
-        if (!nm_zone_walkable(zc, t)) continue;
-        for (int k = 0; k < 3; k++) {
-            const nm_vertex *v = nm_zone_vertex(zc, t, k);
-            if (v->u < minu) minu = v->u;
-            if (v->u > maxu) maxu = v->u;
-            if (v->v < minv) minv = v->v;
-            if (v->v > maxv) maxv = v->v;
-        }
-    }
-    if (!(minu <= maxu)) return nm_fail(err, NM_ERR_STATE, "%s: no walkable triangles", zname);
-    double gx0 = floor(minu / NM_kCS) - PAD_CELLS, gy0 = floor(minv / NM_kCS) - PAD_CELLS;
-    double gx1 = floor(maxu / NM_kCS) + 1 + PAD_CELLS, gy1 = floor(maxv / NM_kCS) + 1 + PAD_CELLS;
-    if (gx0 < -2e9 || gy0 < -2e9 || gx1 > 2e9 || gy1 > 2e9 || (gx1 - gx0) * (gy1 - gy0) > 2.0e9)
-        return nm_fail(err, NM_ERR_ARG, "%s: zone rectangle too large for the grid (%.0f x %.0f cells)",
-                       zname, gx1 - gx0, gy1 - gy0);
-    Z.gx0 = (int32_t)gx0;
-    Z.gy0 = (int32_t)gy0;
-    Z.w = (int32_t)(gx1 - gx0);
-    Z.h = (int32_t)(gy1 - gy0);
+    int rc = zone_rect(zc, zname, &Z, err);
+    if (rc != NM_OK) return rc;
     Z.zone_id = zc->zone_id;
     size_t zl = strlen(zname);
     Z.name = nm_malloc(zl + 1);
@@ -1925,114 +2123,18 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     if (!zw.sflags) NOMEM("dead");
     rc = nm_grid_stamp_walls(T, zw.walls, zw.nwalls, zw.sflags, NULL, err);
     if (rc != NM_OK) goto fail_op;
-    /* the ins bits ride in sflags until step 5 turns them into Core (one column less there) */
+    /* the ins bits ride in sflags until step 6 turns them into Core (one column less there) */
     for (uint32_t k = 0; k < ns; k++)
         zw.sflags[k] |= T->sp_ins[k] == 1 ? SPAN_INS : T->sp_ins[k] == 3 ? SPAN_SEALED : 0;
     nm_free(zw.T.sp_ins); zw.T.sp_ins = NULL;
     Z.stats.walls = zw.nwalls;
 
-    /* 4. region boxes (a region's spans are read back through its box's cells) */
-    zw.bbox = nm_malloc(((size_t)zw.nreg * 4 + 1) * sizeof *zw.bbox);
-    if (!zw.bbox) NOMEM("region boxes");
-    for (uint32_t r = 0; r < zw.nreg; r++) {
-        zw.bbox[4 * r] = INT32_MAX; zw.bbox[4 * r + 1] = INT32_MAX;
-        zw.bbox[4 * r + 2] = -1; zw.bbox[4 * r + 3] = -1;
-    }
-    /* occupied cells in order (the lookup index: sp_cell is gone), the row carried along */
-    for (uint32_t o = 0, c = 0, j = 0, row0 = 0; o < T->nocc; o++) {
-        c = o ? nm_span_next_occupied(T, c) : nm_span_occupied_cell(T, 0);
-        while (c - row0 >= (uint32_t)Z.w) { j++; row0 += (uint32_t)Z.w; }
-        int32_t i = (int32_t)(c - row0);
-        for (uint32_t k = T->cs[o]; k < T->cs[o + 1]; k++) {
-            int32_t *b = &zw.bbox[4 * (zw.rid[k] - 1)];
-            if (i < b[0]) b[0] = i;
-            if ((int32_t)j < b[1]) b[1] = (int32_t)j;
-            if (i > b[2]) b[2] = i;
-            if ((int32_t)j > b[3]) b[3] = (int32_t)j;
-        }
-    }
+    /* 4. region boxes */
+    if (region_boxes(&zw, Z.w) != NM_OK) NOMEM("region boxes");
 
-    /* 5. FWAL (WallsAtLayer): wall w is kept on region r when some sample cell of w holds a span
-     * of r with |h - hbar| <= kMcHBand, unless r passes under or over the whole edge (region_across_edge) */
+    /* 5. FWAL (WallsAtLayer): the walls kept on each region */
     progress(opts, "wall keep", 0.35);
-    {
-        Z.wall_count = (uint32_t)zw.nwalls;
-        Z.wall_keys = nm_malloc(((size_t)zw.nwalls + 1) * sizeof *Z.wall_keys);
-        Z.wall_row = nm_calloc((size_t)zw.nwalls + 1, sizeof *Z.wall_row);
-        uint32_t *tmpr = NULL;
-        size_t cap = 0, nk = 0;
-        uint32_t *rr = NULL;
-        size_t rcap = 0;
-        if (!Z.wall_keys || !Z.wall_row) NOMEM("wall table");
-        for (size_t w = 0; w < zw.nwalls; w++) {
-            const nm_grid_wall *W = &zw.walls[w];
-            Z.wall_keys[w] = 3u * (uint64_t)W->tri + W->edge;
-            double hbar = (W->h0 + W->h1) / 2.0;
-            size_t n = wall_samples(W), m = 0;
-            for (size_t k = 0; k < n; k++) {
-                int32_t ci, cj;
-                if (!wall_cell(&zw.win, W, k, n, &ci, &cj)) continue;
-                uint32_t first, c = nm_span_cell_spans(T, (uint32_t)cj * (uint32_t)Z.w + (uint32_t)ci, &first);
-                for (uint32_t s = first; s < first + c; s++) {
-                    if (fabs(T->sp_h[s] - hbar) > NM_kMcHBand) continue;
-                    if (m == rcap) {
-                        size_t nc2 = rcap ? rcap * 2 : 64;
-                        uint32_t *p2 = nm_realloc(rr, nc2 * sizeof *p2);
-                        if (!p2) { nm_free(rr); nm_free(tmpr); NOMEM("wall table"); }
-                        rr = p2; rcap = nc2;
-                    }
-                    rr[m++] = zw.rid[s];
-                }
-            }
-            qsort(rr, m, sizeof *rr, cmp_u32);
-            size_t u = 0;
-            for (size_t k = 0; k < m; k++)
-                if (u == 0 || rr[u - 1] != rr[k]) rr[u++] = rr[k];
-            /* Where a region has two levels more than kClimb apart in one column, an edge of
-             * either level is no wall of the region: its stacked levels share one planar
-             * clearance and blocker table (建窗: 两层共用一个净空值), and a wall of one level
-             * would cut the other across its whole width. (a) A ledge over the region's own
-             * lower level (a deck's side over the path beneath it): every sample cell also holds
-             * a span of r more than kClimb below hbar; kept, it cut the path. (b) The end of a
-             * lower level under the region's own upper level (the ground where a ramp's solid
-             * body starts, a river bank, a pillar, all under a deck): a span more than kClimb
-             * above; kept, it cut the deck (the demo town's high bridge, issue 12). Neither level
-             * can leave through the edge without it: there is no span of that level beyond it,
-             * so RiseOk (a drop above, a climb below) and LayerOracle still stop there. */
-            size_t u2 = 0;
-            for (size_t q = 0; q < u; q++)
-                if (!region_across_edge(&zw, W, rr[q], hbar, false) &&
-                    !(region_across_edge(&zw, W, rr[q], hbar, true) && !edge_solid(&zw, W, hbar)))
-                    rr[u2++] = rr[q];
-            u = u2;
-            if (nk + u > cap) {
-                size_t nc2 = (nk + u) * 2 + 64;
-                uint32_t *p2 = nm_realloc(tmpr, nc2 * sizeof *p2);
-                if (!p2) { nm_free(rr); nm_free(tmpr); NOMEM("wall table"); }
-                tmpr = p2; cap = nc2;
-            }
-            memcpy(tmpr + nk, rr, u * sizeof *rr);
-            nk += u;
-            Z.wall_row[w + 1] = (uint32_t)nk;
-        }
-        nm_free(rr);
-        Z.wall_rids = tmpr ? tmpr : nm_malloc(4);
-        if (!Z.wall_rids) NOMEM("wall table");
-        Z.stats.walls_kept = nk;
-        /* inverse: per region, the walls kept on it (wall order) */
-        zw.kw_start = nm_calloc((size_t)zw.nreg + 2, sizeof *zw.kw_start);
-        zw.kw_list = nm_malloc((nk + 1) * sizeof *zw.kw_list);
-        if (!zw.kw_start || !zw.kw_list) NOMEM("wall table");
-        for (size_t k = 0; k < nk; k++) zw.kw_start[Z.wall_rids[k]]++;
-        for (uint32_t r = 0; r < zw.nreg; r++) zw.kw_start[r + 1] += zw.kw_start[r];
-        uint32_t *fill = nm_malloc(((size_t)zw.nreg + 1) * sizeof *fill);
-        if (!fill) NOMEM("wall table");
-        memcpy(fill, zw.kw_start, ((size_t)zw.nreg + 1) * sizeof *fill);
-        for (size_t w = 0; w < zw.nwalls; w++)
-            for (uint32_t k = Z.wall_row[w]; k < Z.wall_row[w + 1]; k++)
-                zw.kw_list[fill[Z.wall_rids[k] - 1]++] = (uint32_t)w;
-        nm_free(fill);
-    }
+    if (keep_walls(&zw, &Z) != NM_OK) NOMEM("wall table");
 
     /* 6. per region: layer, Core, Ghost / Fill, clearance, sealed clearance, medial axis */
     progress(opts, "regions fields", 0.4);
@@ -2058,79 +2160,8 @@ int nm_bake_grid_zone_bake(const nm_zone_clean *zc, const nm_bake_grid_opts *opt
     rc = span_graph(&zw, opts, &scc, err);
     if (rc != NM_OK) goto fail_op;
     riser_crack_steps(&zw);
-    /* per-region renumbering: local component ids in order of each component's first span in
-     * span order (the global numbering is by smallest node, so the order is kept) */
-    gmap = nm_calloc((size_t)scc.ncomp + 1, sizeof *gmap);
-    creg = nm_malloc(((size_t)scc.ncomp + 1) * sizeof *creg);
-    Z.regions = nm_calloc((size_t)zw.nreg + 1, sizeof *Z.regions);
-    if (!gmap || !creg || !Z.regions) NOMEM("components");
-    {
-        uint32_t *pairs = NULL;
-        size_t pcap = 0;
-        uint32_t *clist = nm_malloc(((size_t)scc.ncomp + 1) * sizeof *clist);
-        uint32_t *cnum = nm_calloc((size_t)zw.nreg + 1, sizeof *cnum);
-        if (!clist || !cnum) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
-        /* spans in span order: a region's spans come in the same order as in the region alone */
-        for (uint32_t k = 0; k < ns; k++) {
-            uint32_t c = scc.comp[k];
-            if (!gmap[c]) {
-                gmap[c] = ++cnum[zw.rid[k] - 1];
-                creg[c] = zw.rid[k]; /* a component lies in one region (the graph's edges do) */
-            }
-        }
-        /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
-        {
-            uint32_t *cfirst = nm_malloc(((size_t)zw.nreg + 1) * sizeof *cfirst);
-            if (!cfirst) { nm_free(clist); nm_free(cnum); NOMEM("components"); }
-            uint32_t at = 0;
-            for (uint32_t r = 0; r < zw.nreg; r++) { cfirst[r] = at; at += cnum[r]; }
-            for (uint32_t c = 1; c <= scc.ncomp; c++) /* ids 1 .. ncomp, each with its spans */
-                if (gmap[c]) clist[cfirst[creg[c] - 1] + gmap[c] - 1] = c;
-            nm_free(cfirst);
-        }
-        uint32_t cat = 0;
-        for (uint32_t r = 0; r < zw.nreg; r++) {
-            uint32_t nloc = cnum[r];
-            const uint32_t *rlist = clist + cat;
-            cat += nloc;
-            nm_bnvf_region_src *R = &Z.regions[r];
-            R->rid = r + 1;
-            R->n_scc = nloc;
-            Z.stats.components += nloc;
-            size_t np = 0;
-            /* DAG edges of the region's components: visit components in local order once */
-            for (uint32_t a = 0; a < nloc; a++) {
-                uint32_t c = rlist[a];
-                for (uint32_t e = scc.dag_off[c - 1]; e < scc.dag_off[c]; e++) {
-                    if (np + 1 > pcap) {
-                        size_t nc2 = pcap ? pcap * 2 : 256;
-                        uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
-                        if (!p2) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
-                        pairs = p2; pcap = nc2;
-                    }
-                    pairs[2 * np] = gmap[c];
-                    pairs[2 * np + 1] = gmap[scc.dag_adj[e]];
-                    np++;
-                }
-            }
-            if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
-            size_t u = 0;
-            for (size_t k = 0; k < np; k++)
-                if (!u || pairs[2 * (u - 1)] != pairs[2 * k] || pairs[2 * (u - 1) + 1] != pairs[2 * k + 1]) {
-                    pairs[2 * u] = pairs[2 * k];
-                    pairs[2 * u + 1] = pairs[2 * k + 1];
-                    u++;
-                }
-            uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
-            if (!ed) { nm_free(pairs); nm_free(clist); nm_free(cnum); NOMEM("components"); }
-            if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
-            R->edges = ed;
-            R->n_edges = (uint32_t)u;
-        }
-        nm_free(pairs);
-        nm_free(clist);
-        nm_free(cnum);
-    }
+    /* per-region components and their DAG edges */
+    if (region_components(&zw, &scc, &Z, &gmap, &creg) != NM_OK) NOMEM("components");
 
     /* the span's region is its component's from here on */
     nm_free(zw.rid);
