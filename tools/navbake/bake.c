@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -773,8 +772,9 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* The pack's own bytes (level 12, slow) on a thread of its own at idle priority: it runs in the
- * grid bake's single-threaded stretches, where a core would stand idle. */
+/* The pack's own bytes (level 12, slow) on a thread of its own beside the grid bake, whose
+ * single-threaded stretches leave a core idle. At normal priority: at idle priority (measured
+ * no faster) it could starve behind other processes once the grid is done. */
 typedef struct serialize_job {
     nm_pack *pack;
     nm_pack_write_opts w;
@@ -783,11 +783,9 @@ typedef struct serialize_job {
     int rc;
 } serialize_job;
 
-static void *serialize_idle(void *arg)
+static void *serialize_beside(void *arg)
 {
     serialize_job *j = arg;
-    struct sched_param sp = {0};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp); /* no harm when refused */
     j->rc = nm_pack_serialize(j->pack, &j->w, &j->out, &j->err);
     return NULL;
 }
@@ -814,7 +812,7 @@ static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *
     serialize_job sj = {.pack = pack, .w = {.workers = 1}};
     pthread_t th;
     bool started = false;
-    if (rc == NM_OK) started = pthread_create(&th, NULL, serialize_idle, &sj) == 0;
+    if (rc == NM_OK) started = pthread_create(&th, NULL, serialize_beside, &sj) == 0;
     if (rc == NM_OK) {
         nm_pack_load_opts lo = {.workers = workers};
         rc = nm_pack_parse(b0.p, b0.size, "base.nav", &lo, &loaded, err);
@@ -837,7 +835,7 @@ static int write_with_grid(const nm_bake_opts *opts, nm_pack *pack, const char *
     }
     nm_buf_free(&occ);
     if (started) pthread_join(th, NULL);
-    else if (rc == NM_OK) serialize_idle(&sj);
+    else if (rc == NM_OK) serialize_beside(&sj);
     if (rc == NM_OK && sj.rc != NM_OK) {
         *err = sj.err;
         rc = sj.rc;
