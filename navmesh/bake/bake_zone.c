@@ -1972,75 +1972,69 @@ static int region_components(zone_work *zw, const nm_scc *scc, nm_bake_grid_zone
     uint32_t *gmap = *gmap_out = nm_calloc((size_t)scc->ncomp + 1, sizeof *gmap);
     uint32_t *creg = *creg_out = nm_malloc(((size_t)scc->ncomp + 1) * sizeof *creg);
     Z->regions = nm_calloc((size_t)zw->nreg + 1, sizeof *Z->regions);
-    if (!gmap || !creg || !Z->regions) return NM_ERR_NOMEM;
-    {
-        uint32_t *pairs = NULL;
-        size_t pcap = 0;
-        uint32_t *clist = nm_malloc(((size_t)scc->ncomp + 1) * sizeof *clist);
-        uint32_t *cnum = nm_calloc((size_t)zw->nreg + 1, sizeof *cnum);
-        if (!clist || !cnum) { nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
-        /* spans in span order: a region's spans come in the same order as in the region alone */
-        for (uint32_t k = 0; k < ns; k++) {
-            uint32_t c = scc->comp[k];
-            if (!gmap[c]) {
-                gmap[c] = ++cnum[zw->rid[k] - 1];
-                creg[c] = zw->rid[k]; /* a component lies in one region (the graph's edges do) */
-            }
+    uint32_t *clist = nm_malloc(((size_t)scc->ncomp + 1) * sizeof *clist);
+    uint32_t *cnum = nm_calloc((size_t)zw->nreg + 1, sizeof *cnum);
+    uint32_t *cfirst = nm_malloc(((size_t)zw->nreg + 1) * sizeof *cfirst);
+    uint32_t *pairs = NULL;
+    size_t pcap = 0;
+    int rc = NM_ERR_NOMEM;
+    if (!gmap || !creg || !Z->regions || !clist || !cnum || !cfirst) goto done;
+    /* spans in span order: a region's spans come in the same order as in the region alone */
+    for (uint32_t k = 0; k < ns; k++) {
+        uint32_t c = scc->comp[k];
+        if (!gmap[c]) {
+            gmap[c] = ++cnum[zw->rid[k] - 1];
+            creg[c] = zw->rid[k]; /* a component lies in one region (the graph's edges do) */
         }
-        /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
-        {
-            uint32_t *cfirst = nm_malloc(((size_t)zw->nreg + 1) * sizeof *cfirst);
-            if (!cfirst) { nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
-            uint32_t at = 0;
-            for (uint32_t r = 0; r < zw->nreg; r++) { cfirst[r] = at; at += cnum[r]; }
-            for (uint32_t c = 1; c <= scc->ncomp; c++) /* ids 1 .. ncomp, each with its spans */
-                if (gmap[c]) clist[cfirst[creg[c] - 1] + gmap[c] - 1] = c;
-            nm_free(cfirst);
-        }
-        uint32_t cat = 0;
-        for (uint32_t r = 0; r < zw->nreg; r++) {
-            uint32_t nloc = cnum[r];
-            const uint32_t *rlist = clist + cat;
-            cat += nloc;
-            nm_bnvf_region_src *R = &Z->regions[r];
-            R->rid = r + 1;
-            R->n_scc = nloc;
-            Z->stats.components += nloc;
-            size_t np = 0;
-            /* DAG edges of the region's components: visit components in local order once */
-            for (uint32_t a = 0; a < nloc; a++) {
-                uint32_t c = rlist[a];
-                for (uint32_t e = scc->dag_off[c - 1]; e < scc->dag_off[c]; e++) {
-                    if (np + 1 > pcap) {
-                        size_t nc2 = pcap ? pcap * 2 : 256;
-                        uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
-                        if (!p2) { nm_free(pairs); nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
-                        pairs = p2; pcap = nc2;
-                    }
-                    pairs[2 * np] = gmap[c];
-                    pairs[2 * np + 1] = gmap[scc->dag_adj[e]];
-                    np++;
-                }
-            }
-            if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
-            size_t u = 0;
-            for (size_t k = 0; k < np; k++)
-                if (!u || pairs[2 * (u - 1)] != pairs[2 * k] || pairs[2 * (u - 1) + 1] != pairs[2 * k + 1]) {
-                    pairs[2 * u] = pairs[2 * k];
-                    pairs[2 * u + 1] = pairs[2 * k + 1];
-                    u++;
-                }
-            uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
-            if (!ed) { nm_free(pairs); nm_free(clist); nm_free(cnum); return NM_ERR_NOMEM; }
-            if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
-            R->edges = ed;
-            R->n_edges = (uint32_t)u;
-        }
-        nm_free(pairs);
-        nm_free(clist);
-        nm_free(cnum);
     }
-    return NM_OK;
+    /* per region, its components in local order: clist[cfirst .. cfirst + nloc) */
+    uint32_t at = 0;
+    for (uint32_t r = 0; r < zw->nreg; r++) { cfirst[r] = at; at += cnum[r]; }
+    for (uint32_t c = 1; c <= scc->ncomp; c++) /* ids 1 .. ncomp, each with its spans */
+        if (gmap[c]) clist[cfirst[creg[c] - 1] + gmap[c] - 1] = c;
+    for (uint32_t r = 0; r < zw->nreg; r++) {
+        const uint32_t nloc = cnum[r], *rlist = clist + cfirst[r];
+        nm_bnvf_region_src *R = &Z->regions[r];
+        R->rid = r + 1;
+        R->n_scc = nloc;
+        Z->stats.components += nloc;
+        size_t np = 0;
+        /* DAG edges of the region's components: visit components in local order once */
+        for (uint32_t a = 0; a < nloc; a++) {
+            uint32_t c = rlist[a];
+            for (uint32_t e = scc->dag_off[c - 1]; e < scc->dag_off[c]; e++) {
+                if (np + 1 > pcap) {
+                    size_t nc2 = pcap ? pcap * 2 : 256;
+                    uint32_t *p2 = nm_realloc(pairs, nc2 * 2 * sizeof *p2);
+                    if (!p2) goto done;
+                    pairs = p2; pcap = nc2;
+                }
+                pairs[2 * np] = gmap[c];
+                pairs[2 * np + 1] = gmap[scc->dag_adj[e]];
+                np++;
+            }
+        }
+        if (np) qsort(pairs, np, 2 * sizeof *pairs, cmp_pair);
+        size_t u = 0;
+        for (size_t k = 0; k < np; k++)
+            if (!u || pairs[2 * (u - 1)] != pairs[2 * k] || pairs[2 * (u - 1) + 1] != pairs[2 * k + 1]) {
+                pairs[2 * u] = pairs[2 * k];
+                pairs[2 * u + 1] = pairs[2 * k + 1];
+                u++;
+            }
+        uint32_t *ed = nm_malloc(u * 2 * sizeof *ed + 4);
+        if (!ed) goto done;
+        if (u) memcpy(ed, pairs, u * 2 * sizeof *ed);
+        R->edges = ed;
+        R->n_edges = (uint32_t)u;
+    }
+    rc = NM_OK;
+done:
+    nm_free(pairs);
+    nm_free(clist);
+    nm_free(cnum);
+    nm_free(cfirst);
+    return rc;
 }
 
 #define NOMEM(what) do { rc = nm_fail(err, NM_ERR_NOMEM, "%s: %s: out of memory", zname, what); goto fail; } while (0)

@@ -454,34 +454,34 @@ int nm_pack_serialize(nm_pack *p, const nm_pack_write_opts *opts, nm_buf *out, n
     return NM_OK;
 }
 
-static uint64_t get_u64(const uint8_t *b)
-{
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--) v = v << 8 | b[k];
-    return v;
-}
-
 int nm_pack_append_section(nm_pack *p, const uint8_t *in, size_t n, const char tag[4], const void *bytes,
                            size_t size, nm_buf *out, nm_error *err)
 {
     if (!p || !in || !tag || (!bytes && size) || !out) return nm_fail(err, NM_ERR_ARG, "nm_pack_append_section: NULL argument");
     /* `in` is nm_pack_serialize's: header, directory right after it, bodies in directory order */
-    uint32_t nsec = n >= NM_BNAV_HEADER_SIZE ? (uint32_t)in[72] | (uint32_t)in[73] << 8 | (uint32_t)in[74] << 16 |
-                                                   (uint32_t)in[75] << 24
-                                             : 0;
-    size_t body = NM_BNAV_HEADER_SIZE + (size_t)nsec * NM_SECTION_ENTRY_SIZE;
-    if (n < NM_BNAV_HEADER_SIZE || memcmp(in, "BNAV", 4) != 0 || get_u64(in + 64) != NM_BNAV_HEADER_SIZE ||
-        nsec == 0 || body > n || get_u64(in + body - 16) + get_u64(in + body - 8) != n)
+    nm_cursor c = nm_cur(in, n);
+    const uint8_t *magic = nm_cur_bytes(&c, 4);
+    nm_cur_seek(&c, 64);
+    const uint64_t dir = nm_cur_u64(&c);
+    const uint32_t nsec = nm_cur_u32(&c);
+    const size_t body = NM_BNAV_HEADER_SIZE + (size_t)nsec * NM_SECTION_ENTRY_SIZE;
+    uint64_t end = 0; /* where the last section ends */
+    if (!c.bad && nsec && body <= n) {
+        nm_cur_seek(&c, body - 16);
+        end = nm_cur_u64(&c);
+        end += nm_cur_u64(&c);
+    }
+    if (c.bad || memcmp(magic, "BNAV", 4) != 0 || dir != NM_BNAV_HEADER_SIZE || end != n)
         return nm_fail(err, NM_ERR_ARG, "nm_pack_append_section: not a serialised pack");
     size_t base = out->size;
     nm_buf_bytes(out, in, 72);
     nm_buf_u32(out, nsec + 1);
     nm_buf_bytes(out, in + 76, 4);
-    for (uint32_t i = 0; i < nsec; i++) {
-        const uint8_t *e = in + NM_BNAV_HEADER_SIZE + (size_t)i * NM_SECTION_ENTRY_SIZE;
-        nm_buf_bytes(out, e, 8);
-        nm_buf_u64(out, get_u64(e + 8) + NM_SECTION_ENTRY_SIZE);
-        nm_buf_bytes(out, e + 16, 8);
+    nm_cur_seek(&c, NM_BNAV_HEADER_SIZE);
+    for (uint32_t i = 0; i < nsec; i++) { /* tag and flags, offset moved by the new entry, size */
+        nm_buf_bytes(out, nm_cur_bytes(&c, 8), 8);
+        nm_buf_u64(out, nm_cur_u64(&c) + NM_SECTION_ENTRY_SIZE);
+        nm_buf_u64(out, nm_cur_u64(&c));
     }
     nm_buf_bytes(out, tag, 4);
     nm_buf_u32(out, 0);
