@@ -1109,46 +1109,85 @@ static int step8_nogo_discs(wbuild *b, nm_error *err)
     return rc;
 }
 
+/* Step 9 in NM_PASS_CHUNKS ranges of cells, on the request's workers: a range's step bits and
+ * its count of facade segments, then its segments at their place in the row-major list. */
+typedef struct facade_job {
+    pass_job p;
+    size_t before[NM_PASS_CHUNKS + 1]; /* segments of the ranges before range k */
+} facade_job;
+
+/* Facade segment bit d (0: the edge with (i+1, j), 1: with (i, j+1)) of a cell in lay. */
+static inline bool facade_at(uint8_t fb, int d)
+{
+    return (fb & (1u << d)) && (fb & (1u << (4 + d)));
+}
+
+static int steps_range(void *ctx, size_t k)
+{
+    facade_job *J = ctx;
+    const wbuild *b = J->p.b;
+    nm_window *w = b->w;
+    size_t a, e, n = 0;
+    pass_range(&J->p, k, &a, &e);
+    for (size_t c = a; c < e; c++) {
+        if (!w->lay[c]) {
+            w->stepbits[c] = 0;
+            continue;
+        }
+        const uint8_t fb = b->fac[c];
+        uint8_t keep = 0;
+        for (int d = 0; d < 4; d++)
+            if (fb & (1u << d)) keep |= (uint8_t)(3u << (2 * d));
+        w->stepbits[c] &= keep;
+        n += facade_at(fb, 0) + facade_at(fb, 1);
+    }
+    J->before[k + 1] = n;
+    return NM_OK;
+}
+
+static int facades_range(void *ctx, size_t k)
+{
+    const facade_job *J = ctx;
+    const wbuild *b = J->p.b;
+    const nm_window *w = b->w;
+    size_t a, e, o = J->before[k];
+    pass_range(&J->p, k, &a, &e);
+    for (size_t c = a; c < e && o < J->before[k + 1]; c++) {
+        if (!w->lay[c]) continue;
+        for (int d = 0; d < 2; d++) {
+            if (!facade_at(b->fac[c], d)) continue;
+            const size_t i = c % (size_t)b->nx, j = c / (size_t)b->nx;
+            double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
+            if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
+                b->facades[o++] = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
+            else        /* common edge with (i, j+1): the horizontal line y = ey */
+                b->facades[o++] = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
+        }
+    }
+    return NM_OK;
+}
+
 /* 建窗 step 9 (禁步与立面段): per direction, the main pack's bits only gate the read of the
  * re-judged bits; an orthogonal direction with a segment bit gives a facade segment on the common
  * edge. Cells stamped out of lay give neither. */
 static int step9_steps_facades(wbuild *b, nm_error *err)
 {
-    nm_window *w = b->w;
-    const int32_t nx = b->nx, ny = b->ny;
+    facade_job J = {{b, b->cells}, {0}};
+    if (run_pass(&J.p, steps_range))
+        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory");
+    for (size_t k = 0; k < NM_PASS_CHUNKS; k++) J.before[k + 1] += J.before[k];
+    b->nfac = J.before[NM_PASS_CHUNKS];
+    /* the list's block as a list doubling from 64 entries would hold it (step 13 releases that) */
     size_t cap = 0;
-    for (int32_t j = 0; j < ny; j++)
-        for (int32_t i = 0; i < nx; i++) {
-            size_t c = (size_t)j * (size_t)nx + (size_t)i;
-            if (!w->lay[c]) {
-                w->stepbits[c] = 0;
-                continue;
-            }
-            const uint8_t fb = b->fac[c];
-            uint8_t keep = 0;
-            for (int d = 0; d < 4; d++)
-                if (fb & (1u << d)) keep |= (uint8_t)(3u << (2 * d));
-            w->stepbits[c] &= keep;
-            for (int d = 0; d < 2; d++) {
-                if (!(fb & (1u << d)) || !(fb & (1u << (4 + d)))) continue;
-                if (b->nfac == cap) {
-                    size_t nc = cap ? 2 * cap : 64;
-                    nm_window_seg *nf = (nm_window_seg *)nm_realloc(b->facades, nc * sizeof *nf);
-                    if (!nf) return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
-                    b->facades = nf;
-                    b->m->now += (nc - cap) * sizeof *nf;
-                    if (b->m->now > b->m->peak) b->m->peak = b->m->now;
-                    cap = nc;
-                }
-                double ex = w->win.x0 + (double)(i + 1) * NM_kCS, ey = w->win.y0 + (double)(j + 1) * NM_kCS;
-                if (d == 0) /* common edge with (i+1, j): the vertical line x = ex */
-                    b->facades[b->nfac++] = (nm_window_seg){ex, ey - NM_kCS, ex, ey, NM_SEG_FACADE};
-                else        /* common edge with (i, j+1): the horizontal line y = ey */
-                    b->facades[b->nfac++] = (nm_window_seg){ex - NM_kCS, ey, ex, ey, NM_SEG_FACADE};
-            }
-        }
+    while (cap < b->nfac) cap = cap ? 2 * cap : 64;
+    if (cap) {
+        b->facades = (nm_window_seg *)walloc(b->m, cap, sizeof *b->facades);
+        if (!b->facades) return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (facades)");
+        if (run_pass(&J.p, facades_range))
+            return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory");
+    }
     wrelease(b->m, (void **)&b->fac, b->cells);
-    w->free_step[NM_WTMP_BITMAPS] = 9;
+    b->w->free_step[NM_WTMP_BITMAPS] = 9;
     return NM_OK;
 }
 
@@ -1308,6 +1347,65 @@ static int clearance_layer(wbuild *b, nm_error *err)
     return NM_OK;
 }
 
+/* The span index in NM_PASS_CHUNKS ranges of spans, on the request's workers. A range starts at a
+ * span whose cell lies in another occupancy word than the cell of the span before it, so no two
+ * ranges write one word and each range starts a cell. */
+typedef struct index_job {
+    pass_job p;
+    nm_span_table *t;
+    uint32_t from[NM_PASS_CHUNKS + 1]; /* the ranges of spans */
+    uint32_t before[NM_PASS_CHUNKS + 1]; /* occupied cells of the ranges before range k */
+} index_job;
+
+static inline bool starts_cell(const nm_span_table *t, uint32_t k)
+{
+    return k == 0 || t->sp_cell[k] != t->sp_cell[k - 1];
+}
+
+static int index_count(void *ctx, size_t k)
+{
+    index_job *J = ctx;
+    uint32_t n = 0;
+    for (uint32_t q = J->from[k]; q < J->from[k + 1]; q++) n += starts_cell(J->t, q);
+    J->before[k + 1] = n;
+    return NM_OK;
+}
+
+static int index_fill(void *ctx, size_t k)
+{
+    const index_job *J = ctx;
+    nm_span_table *t = J->t;
+    uint32_t o = J->before[k];
+    for (uint32_t q = J->from[k]; q < J->from[k + 1]; q++) {
+        if (!starts_cell(t, q)) continue;
+        t->cs[o++] = q;
+        const uint32_t c = t->sp_cell[q];
+        t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
+    }
+    return NM_OK;
+}
+
+/* face[q] for the occupied cells q of range k of [0, nocc). */
+static int index_face(void *ctx, size_t k)
+{
+    const index_job *J = ctx;
+    nm_span_table *t = J->t;
+    for (uint32_t q = (uint32_t)((uint64_t)t->nocc * k / NM_PASS_CHUNKS),
+                  qe = (uint32_t)((uint64_t)t->nocc * (k + 1) / NM_PASS_CHUNKS);
+         q < qe; q++) {
+        uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
+        if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
+            continue; /* face[q] stays 0 (walloc zeroes) */
+        float lo = t->sp_h[a], hi = t->sp_h[a];
+        for (uint32_t s = a; s < e; s++) {
+            lo = fminf(lo, t->sp_h[s]);
+            hi = fmaxf(hi, t->sp_h[s]);
+        }
+        t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
+    }
+    return NM_OK;
+}
+
 /* The span table's index (occupancy bits, ranks, cell starts, face) over the cell-sorted span
  * vector (step 9's index, built once the component column is released so the two are never
  * held together; steps 7-12 find a cell's spans by binary search). */
@@ -1318,21 +1416,24 @@ static int span_index(wbuild *b, nm_error *err)
     size_t words = (b->cells + 63) / 64;
     t->occ_bits = (uint64_t *)walloc(b->m, words, sizeof(uint64_t));
     t->occ_rank = (uint32_t *)walloc(b->m, words, sizeof(uint32_t));
-    uint32_t nocc = 0;
-    for (uint32_t k = 0; k < ns; k++)
-        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) nocc++;
+    index_job J = {{b, ns}, t, {0}, {0}};
+    for (size_t k = 1; k < NM_PASS_CHUNKS; k++) {
+        uint32_t q = (uint32_t)((uint64_t)ns * k / NM_PASS_CHUNKS);
+        if (q < J.from[k - 1]) q = J.from[k - 1];
+        while (q > 0 && q < ns && t->sp_cell[q] / 64 == t->sp_cell[q - 1] / 64) q++;
+        J.from[k] = q;
+    }
+    J.from[NM_PASS_CHUNKS] = ns;
+    if (run_pass(&J.p, index_count))
+        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    for (size_t k = 0; k < NM_PASS_CHUNKS; k++) J.before[k + 1] += J.before[k];
+    const uint32_t nocc = J.before[NM_PASS_CHUNKS];
     t->cs = (uint32_t *)walloc(b->m, (size_t)nocc + 1, sizeof(uint32_t));
     t->face = (uint8_t *)walloc(b->m, nocc ? nocc : 1, 1);
     if (!t->occ_bits || !t->occ_rank || !t->cs || !t->face)
         return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
-    uint32_t o = 0;
-    for (uint32_t k = 0; k < ns; k++) {
-        if (k == 0 || t->sp_cell[k] != t->sp_cell[k - 1]) {
-            t->cs[o++] = k;
-            uint32_t c = t->sp_cell[k];
-            t->occ_bits[c / 64] |= (uint64_t)1 << (c % 64);
-        }
-    }
+    if (run_pass(&J.p, index_fill))
+        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
     t->cs[nocc] = ns;
     t->nocc = nocc;
     uint32_t acc = 0;
@@ -1340,17 +1441,8 @@ static int span_index(wbuild *b, nm_error *err)
         t->occ_rank[wd] = acc;
         acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
     }
-    for (uint32_t q = 0; q < nocc; q++) {
-        uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
-        if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
-            continue; /* face[q] stays 0 (walloc zeroes) */
-        float lo = t->sp_h[a], hi = t->sp_h[a];
-        for (uint32_t k = a; k < e; k++) {
-            lo = fminf(lo, t->sp_h[k]);
-            hi = fmaxf(hi, t->sp_h[k]);
-        }
-        t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
-    }
+    if (run_pass(&J.p, index_face))
+        return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
     return NM_OK;
 }
 
