@@ -253,8 +253,9 @@ bool nm_bytes_reserve(nm_bytes *b, size_t n)
 #include <pthread.h>
 typedef struct coders {
     struct libdeflate_decompressor *d;
-    struct libdeflate_compressor *z[13];
+    struct libdeflate_compressor *z[13]; /* by level, 1 to 12 */
 } coders;
+#define NM_CODER_LEVELS (sizeof ((coders *)0)->z / sizeof ((coders *)0)->z[0])
 static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_key_ok;
@@ -263,7 +264,7 @@ static void coders_free(void *v)
 {
     coders *c = (coders *)v;
     if (c->d) libdeflate_free_decompressor(c->d);
-    for (int k = 0; k < 13; k++)
+    for (size_t k = 0; k < NM_CODER_LEVELS; k++)
         if (c->z[k]) libdeflate_free_compressor(c->z[k]);
     free(c);
 }

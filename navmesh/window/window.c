@@ -1352,7 +1352,6 @@ static int clearance_layer(wbuild *b, nm_error *err)
  * ranges write one word and each range starts a cell. */
 typedef struct index_job {
     pass_job p;
-    nm_span_table *t;
     uint32_t from[NM_PASS_CHUNKS + 1]; /* the ranges of spans */
     uint32_t before[NM_PASS_CHUNKS + 1]; /* occupied cells of the ranges before range k */
 } index_job;
@@ -1365,8 +1364,9 @@ static inline bool starts_cell(const nm_span_table *t, uint32_t k)
 static int index_count(void *ctx, size_t k)
 {
     index_job *J = ctx;
+    const nm_span_table *t = &J->p.b->w->spans;
     uint32_t n = 0;
-    for (uint32_t q = J->from[k]; q < J->from[k + 1]; q++) n += starts_cell(J->t, q);
+    for (uint32_t q = J->from[k]; q < J->from[k + 1]; q++) n += starts_cell(t, q);
     J->before[k + 1] = n;
     return NM_OK;
 }
@@ -1374,7 +1374,7 @@ static int index_count(void *ctx, size_t k)
 static int index_fill(void *ctx, size_t k)
 {
     const index_job *J = ctx;
-    nm_span_table *t = J->t;
+    nm_span_table *t = &J->p.b->w->spans;
     uint32_t o = J->before[k];
     for (uint32_t q = J->from[k]; q < J->from[k + 1]; q++) {
         if (!starts_cell(t, q)) continue;
@@ -1385,14 +1385,14 @@ static int index_fill(void *ctx, size_t k)
     return NM_OK;
 }
 
-/* face[q] for the occupied cells q of range k of [0, nocc). */
+/* face[q] for the occupied cells q of range k (a pass over the nocc occupied cells). */
 static int index_face(void *ctx, size_t k)
 {
-    const index_job *J = ctx;
-    nm_span_table *t = J->t;
-    for (uint32_t q = (uint32_t)((uint64_t)t->nocc * k / NM_PASS_CHUNKS),
-                  qe = (uint32_t)((uint64_t)t->nocc * (k + 1) / NM_PASS_CHUNKS);
-         q < qe; q++) {
+    const pass_job *J = ctx;
+    nm_span_table *t = &J->b->w->spans;
+    size_t a, e;
+    pass_range(J, k, &a, &e);
+    for (uint32_t q = (uint32_t)a; q < (uint32_t)e; q++) {
         uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
         if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
             continue; /* face[q] stays 0 (walloc zeroes) */
@@ -1416,7 +1416,7 @@ static int span_index(wbuild *b, nm_error *err)
     size_t words = (b->cells + 63) / 64;
     t->occ_bits = (uint64_t *)walloc(b->m, words, sizeof(uint64_t));
     t->occ_rank = (uint32_t *)walloc(b->m, words, sizeof(uint32_t));
-    index_job J = {{b, ns}, t, {0}, {0}};
+    index_job J = {{b, ns}, {0}, {0}};
     for (size_t k = 1; k < NM_PASS_CHUNKS; k++) {
         uint32_t q = (uint32_t)((uint64_t)ns * k / NM_PASS_CHUNKS);
         if (q < J.from[k - 1]) q = J.from[k - 1];
@@ -1441,7 +1441,8 @@ static int span_index(wbuild *b, nm_error *err)
         t->occ_rank[wd] = acc;
         acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
     }
-    if (run_pass(&J.p, index_face))
+    const pass_job F = {b, nocc};
+    if (run_pass(&F, index_face))
         return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
     return NM_OK;
 }
