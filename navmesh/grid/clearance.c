@@ -186,28 +186,34 @@ static inline void cell_ij(int32_t c, int32_t nx, double inv_nx, int64_t *i, int
     *j = q;
 }
 
+/* The sweeps hold a source as its column and row packed into one word, (j << shift) | i with
+ * 2^shift >= nx, so a distance needs no division; NS_NONE: no source. nx * ny < 2^31 keeps every
+ * packed cell below NS_NONE. A row goes back to cell numbers once nothing reads it packed. */
+#define NS_NONE UINT32_MAX
+
 typedef struct ns_state {
     int32_t nx;
-    int32_t *src;
-    nm_grid_divider row; /* c / nx */
+    uint32_t *src;
+    unsigned shift;
+    uint32_t mask; /* 2^shift - 1 */
 } ns_state;
 
-/* Squared cell distance from (i, j) to source cell c >= 0. */
-static inline int64_t ns_d2(const ns_state *s, int32_t c, int64_t i, int64_t j)
+/* Squared cell distance from (i, j) to packed source p. */
+static inline int64_t ns_d2(const ns_state *s, uint32_t p, int64_t i, int64_t j)
 {
-    const int64_t q = nm_grid_div(&s->row, (uint32_t)c), r = (int64_t)c - q * s->nx;
-    return (r - i) * (r - i) + (q - j) * (q - j);
+    const int64_t di = (int64_t)(p & s->mask) - i, dj = (int64_t)(p >> s->shift) - j;
+    return di * di + dj * dj;
 }
 
 /* Cell (i, j), whose source is *cur (cd: its squared distance, -1 until needed), takes the source
  * cand when it has none or cand is strictly nearer. The same source is never strictly nearer, so
  * where neighbours share their source (most of a window) no distance is computed. */
-static inline void take(const ns_state *s, int32_t cand, int64_t i, int64_t j, int32_t *cur,
+static inline void take(const ns_state *s, uint32_t cand, int64_t i, int64_t j, uint32_t *cur,
                         int64_t *cd)
 {
-    if (cand < 0 || cand == *cur)
+    if (cand == NS_NONE || cand == *cur)
         return;
-    if (*cur < 0) {
+    if (*cur == NS_NONE) {
         *cur = cand;
         *cd = -1;
         return;
@@ -225,16 +231,16 @@ static inline void take(const ns_state *s, int32_t cand, int64_t i, int64_t j, i
  * the row `near` (above or below) at i, i - 1, i + 1, then from its row neighbour behind
  * (i - dir), in that order, as the article's passes do. The near row's three sources and the
  * neighbour behind slide along in registers. */
-static inline void ns_sweep_near(const ns_state *s, int32_t j, const int32_t *near, int dir)
+static inline void ns_sweep_near(const ns_state *s, int32_t j, const uint32_t *near, int dir)
 {
     const int32_t nx = s->nx;
-    int32_t *row = s->src + (size_t)j * (size_t)nx;
+    uint32_t *row = s->src + (size_t)j * (size_t)nx;
     const int32_t i0 = dir > 0 ? 0 : nx - 1;
-    int32_t behind_row = -1, near_behind = -1, near_mid = near[i0];
+    uint32_t behind_row = NS_NONE, near_behind = NS_NONE, near_mid = near[i0];
     for (int32_t i = i0; i >= 0 && i < nx; i += dir) {
         const int32_t ia = i + dir; /* the near row's cell ahead */
-        const int32_t near_ahead = ia >= 0 && ia < nx ? near[ia] : -1;
-        int32_t cur = row[i];
+        const uint32_t near_ahead = ia >= 0 && ia < nx ? near[ia] : NS_NONE;
+        uint32_t cur = row[i];
         int64_t cd = -1;
         take(s, near_mid, i, j, &cur, &cd);
         if (dir > 0) { /* i - 1 is behind */
@@ -256,15 +262,24 @@ static inline void ns_sweep_near(const ns_state *s, int32_t j, const int32_t *ne
 static inline void ns_sweep_row(const ns_state *s, int32_t j, int dir)
 {
     const int32_t nx = s->nx;
-    int32_t *row = s->src + (size_t)j * (size_t)nx;
-    int32_t behind_row = -1;
+    uint32_t *row = s->src + (size_t)j * (size_t)nx;
+    uint32_t behind_row = NS_NONE;
     for (int32_t i = dir > 0 ? 0 : nx - 1; i >= 0 && i < nx; i += dir) {
-        int32_t cur = row[i];
+        uint32_t cur = row[i];
         int64_t cd = -1;
         take(s, behind_row, i, j, &cur, &cd);
         row[i] = cur;
         behind_row = cur;
     }
+}
+
+/* Row j back to cell numbers (-1: none), in place. */
+static void ns_unpack_row(const ns_state *s, int32_t j)
+{
+    uint32_t *row = s->src + (size_t)j * (size_t)s->nx;
+    for (int32_t i = 0; i < s->nx; i++)
+        row[i] = row[i] == NS_NONE ? UINT32_MAX
+                                   : (row[i] >> s->shift) * (uint32_t)s->nx + (row[i] & s->mask);
 }
 
 int nm_grid_nearest_source(int32_t nx, int32_t ny, const uint8_t *obst, int32_t *src,
@@ -279,33 +294,49 @@ int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int
     int rc = grid_args(nx, ny, obst, src, "NearestSource", err);
     if (rc)
         return rc;
-    size_t n = (size_t)nx * (size_t)ny, first = n;
-    for (size_t c = 0; c < n; c++) {
-        src[c] = obst[c] ? (int32_t)c : -1;
-        if (obst[c] && first == n)
-            first = c;
+    ns_state s = {nx, (uint32_t *)src, 0, 0};
+    while (((uint32_t)1 << s.shift) < (uint32_t)nx)
+        s.shift++;
+    s.mask = ((uint32_t)1 << s.shift) - 1;
+    int32_t first = ny; /* the first row with a source */
+    for (int32_t j = 0; j < ny; j++) {
+        const uint8_t *o = obst + (size_t)j * (size_t)nx;
+        uint32_t *row = s.src + (size_t)j * (size_t)nx;
+        bool any = false;
+        for (int32_t i = 0; i < nx; i++) {
+            row[i] = o[i] ? (uint32_t)j << s.shift | (uint32_t)i : NS_NONE;
+            any |= o[i] != 0;
+        }
+        if (any && first == ny)
+            first = j;
     }
-    ns_state s = {nx, src, nm_grid_divider_of((uint32_t)nx)};
     /* Pass 1, top to bottom: left to right from N, NW, NE, W; then right to left from E. The rows
      * above the first source have none and take none. */
-    for (int32_t j = (int32_t)(first / (size_t)nx); j < ny; j++) {
+    for (int32_t j = first; j < ny; j++) {
         if (j > 0)
-            ns_sweep_near(&s, j, src + (size_t)(j - 1) * (size_t)nx, 1);
+            ns_sweep_near(&s, j, s.src + (size_t)(j - 1) * (size_t)nx, 1);
         else
             ns_sweep_row(&s, j, 1);
         ns_sweep_row(&s, j, -1);
     }
     /* Pass 2, bottom to top: right to left from S, SW, SE, E; then left to right from W. No
-     * later step writes a row below, so each row is final once swept. */
+     * later step writes a row below, so each row is final once swept, and back in cell numbers
+     * once the row above has read it. */
     for (int32_t j = ny - 1; j >= 0; j--) {
         if (j + 1 < ny)
-            ns_sweep_near(&s, j, src + (size_t)(j + 1) * (size_t)nx, -1);
+            ns_sweep_near(&s, j, s.src + (size_t)(j + 1) * (size_t)nx, -1);
         else
             ns_sweep_row(&s, j, -1);
         ns_sweep_row(&s, j, 1);
+        if (j + 1 < ny)
+            ns_unpack_row(&s, j + 1);
+        if (!j)
+            ns_unpack_row(&s, 0);
         if (final_from)
-            atomic_store_explicit(final_from, j, memory_order_release);
+            atomic_store_explicit(final_from, j + 1 < ny ? j + 1 : ny, memory_order_release);
     }
+    if (final_from)
+        atomic_store_explicit(final_from, 0, memory_order_release);
     return NM_OK;
 }
 

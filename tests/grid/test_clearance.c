@@ -220,7 +220,7 @@ static void ref_nearest_source(int nx, int ny, const uint8_t *ob, int32_t *src)
 
 Test(nearest_source, same_sources_as_the_pass_order_one_take_at_a_time)
 {
-    static const int size[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {37, 29}, {64, 48}, {101, 7}};
+    static const int size[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {37, 29}, {64, 48}, {65, 11}, {101, 7}};
     static const double dens[] = {0.002, 0.02, 0.3};
     static uint8_t ob[101 * 48];
     static int32_t got[101 * 48], want[101 * 48];
