@@ -102,8 +102,10 @@ void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
     const int64_t nx = nx_, ny = ny_;
     /* Chebyshev distance to the nearest cell outside the set (outside the window counts), 255 at
      * most: the forward chamfer pass with unit weights, row by row (r holds the set's bits of the
-     * cells not yet reached), then the backward pass. Selects, not branches: a cell's value feeds
-     * the next one's, and whether a cell is in the set is data the branch predictor cannot learn. */
+     * cells not yet reached), then the backward pass. Each row in two loops: the row before it
+     * (above, then below) into every cell at once, a loop without a chain; then the row's own
+     * chain, one add and one min a cell, min(row cell + 1, own) with 0 for a cell outside the set.
+     * One loop a row had its chain four selects long: 38.2 -> 33.4 ms on a 4 878 x 1 819 mask. */
     for (int64_t j = 0; j < ny; j++) {
         uint8_t *rr = r + j * nx;
         if (j == 0 || nx < 3) { /* next to the outside */
@@ -112,14 +114,17 @@ void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
             continue;
         }
         const uint8_t *up = rr - nx; /* row j - 1 after its forward pass */
-        unsigned prev = rr[0] ? 1 : 0;
-        rr[0] = (uint8_t)prev;
         for (int64_t i = 1; i < nx - 1; i++) {
             unsigned m = up[i - 1] < up[i] ? up[i - 1] : up[i];
             m = up[i + 1] < m ? up[i + 1] : m;
-            m = prev < m ? prev : m;
-            m = m < 255 ? m + 1 : 255;
-            prev = rr[i] ? m : 0;
+            m += m < 255;
+            rr[i] = rr[i] ? (uint8_t)m : 0;
+        }
+        unsigned prev = rr[0] ? 1 : 0;
+        rr[0] = (uint8_t)prev;
+        for (int64_t i = 1; i < nx - 1; i++) {
+            const unsigned v = rr[i]; /* <= 255, so the min needs no cap */
+            prev = prev + 1 < v ? prev + 1 : v;
             rr[i] = (uint8_t)prev;
         }
         rr[nx - 1] = rr[nx - 1] ? 1 : 0;
@@ -130,13 +135,16 @@ void nm_sight_far(int32_t nx_, int32_t ny_, uint8_t *r)
     for (int64_t j = ny - 2; j >= 0; j--) { /* columns 0 and nx - 1 are 1 already */
         uint8_t *rr = r + j * nx;
         const uint8_t *dn = rr + nx;
-        unsigned next = rr[nx - 1];
-        for (int64_t i = nx - 2; i > 0; i--) {
+        for (int64_t i = 1; i < nx - 1; i++) {
             unsigned b = dn[i - 1] < dn[i] ? dn[i - 1] : dn[i];
             b = dn[i + 1] < b ? dn[i + 1] : b;
-            b = next < b ? next : b;
+            b++;
+            rr[i] = (uint8_t)(b < rr[i] ? b : rr[i]); /* 0 stays 0 */
+        }
+        unsigned next = rr[nx - 1];
+        for (int64_t i = nx - 2; i > 0; i--) {
             const unsigned v = rr[i];
-            next = b + 1 < v ? b + 1 : v; /* 0 stays 0 */
+            next = next + 1 < v ? next + 1 : v;
             rr[i] = (uint8_t)next;
         }
     }

@@ -683,6 +683,63 @@ Test(sight, plain_ground_shortcut_never_passes_a_chord_vis_refuses)
     fx_free(&w);
 }
 
+/* nm_sight_far as the header defines it: the Chebyshev distance to the nearest cell outside the
+ * set or the window, capped at 255, by a breadth-first flood with 8-neighbour moves from every
+ * cell outside the set and every border cell. Masks of holes 1 in 4 to none at all, on windows
+ * up to 700 x 600 cells, so the cap is reached. */
+Test(sight, far_field_is_the_capped_chebyshev_distance)
+{
+    uint64_t seed = 0xBB67AE8584CAA73BULL;
+    const int sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {2, 9}, {3, 3}, {40, 31}, {700, 600}, {611, 3}};
+    const unsigned holes[] = {4, 50, 5000, 0};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; ++z)
+        for (size_t h = 0; h < sizeof holes / sizeof holes[0]; ++h) {
+            const int nx = sizes[z][0], ny = sizes[z][1], n = nx * ny;
+            uint8_t *far = malloc((size_t)n);
+            int *d = malloc((size_t)n * sizeof *d), *q = malloc((size_t)n * sizeof *q);
+            cr_assert(far && d && q);
+            size_t head = 0, tail = 0;
+            for (int c = 0; c < n; ++c) { /* the holes first: the queue's distances never fall */
+                const bool in = !holes[h] || plain_rng(&seed) % holes[h] != 0;
+                far[c] = in ? (uint8_t)(1 + plain_rng(&seed) % 200) : 0; /* any nonzero byte */
+                d[c] = in ? -1 : 0;
+                if (!in)
+                    q[tail++] = c;
+            }
+            for (int c = 0; c < n; ++c) {
+                const int i = c % nx, j = c / nx;
+                if (d[c] < 0 && (i == 0 || j == 0 || i == nx - 1 || j == ny - 1)) {
+                    d[c] = 1;
+                    q[tail++] = c;
+                }
+            }
+            while (head < tail) {
+                const int c = q[head++], i = c % nx, j = c / nx;
+                for (int dj = -1; dj <= 1; ++dj)
+                    for (int di = -1; di <= 1; ++di) {
+                        const int a = i + di, b = j + dj;
+                        if (a < 0 || b < 0 || a >= nx || b >= ny || d[b * nx + a] >= 0)
+                            continue;
+                        d[b * nx + a] = d[c] + 1;
+                        q[tail++] = b * nx + a;
+                    }
+            }
+            nm_sight_far(nx, ny, far);
+            bool capped = false;
+            for (int c = 0; c < n; ++c) {
+                const int want = d[c] > 255 ? 255 : d[c];
+                capped |= d[c] > 255;
+                cr_assert_eq(far[c], want, "%dx%d, holes 1/%u: cell (%d, %d)", nx, ny, holes[h], c % nx,
+                             c / nx);
+            }
+            if (nx == 700 && !holes[h])
+                cr_assert(capped, "the cap is reached");
+            free(far);
+            free(d);
+            free(q);
+        }
+}
+
 /* The plain field as the header defines it, cell by cell: plain = on, one span, no step bits and
  * every one-span 8-neighbour within 1.25 m (compared as |a - h| in float); then the Chebyshev
  * distance to the nearest cell that is not plain or outside the window, by a breadth-first
