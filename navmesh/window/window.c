@@ -784,8 +784,9 @@ static void judged_release(wbuild *b, wsource *s, const size_t *act, size_t na)
  * the chunk's read spans leave their fetched tiles. The chunk's rows depend on the window alone
  * (about a 64th of its rows, one row in a window under 128 rows), so the layers, the spans and the
  * byte count are the same for any worker count; the spans of a chunk are held twice for a moment,
- * at most ~0.25 B a window cell. One thread wrote 8.9 M spans in 80 ms on leg 8 of the large world,
- * most of it first touches of the columns' pages. */
+ * at most ~0.25 B a window cell. Leg 8 of the large world (8.9 M spans): 82 ms row by row on one
+ * thread, 55 ms in chunks on two. A chunk under 65 536 cells stays on one thread, where each run
+ * is written as it is found. */
 enum { NM_CHUNK_ROWS_MAX = 64 };
 
 typedef struct row_span_run { /* one tile's run of a row */
