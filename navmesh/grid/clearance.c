@@ -273,12 +273,13 @@ static inline void ns_sweep_row(const ns_state *s, int32_t j, int dir)
     }
 }
 
-/* Row j back to cell numbers (-1: none), in place. */
+/* Row j back to cell numbers, in place (NS_NONE is already -1 as an int32_t). A select, not a
+ * skipped store: the loop vectorises (a conditional store took 95 -> 106 ms on leg 8's sweep). */
 static void ns_unpack_row(const ns_state *s, int32_t j)
 {
     uint32_t *row = s->src + (size_t)j * (size_t)s->nx;
     for (int32_t i = 0; i < s->nx; i++)
-        row[i] = row[i] == NS_NONE ? UINT32_MAX
+        row[i] = row[i] == NS_NONE ? NS_NONE
                                    : (row[i] >> s->shift) * (uint32_t)s->nx + (row[i] & s->mask);
 }
 
@@ -328,13 +329,13 @@ int nm_grid_nearest_source_rows(int32_t nx, int32_t ny, const uint8_t *obst, int
         else
             ns_sweep_row(&s, j, -1);
         ns_sweep_row(&s, j, 1);
-        if (j + 1 < ny)
+        if (j + 1 < ny) {
             ns_unpack_row(&s, j + 1);
-        if (!j)
-            ns_unpack_row(&s, 0);
-        if (final_from)
-            atomic_store_explicit(final_from, j + 1 < ny ? j + 1 : ny, memory_order_release);
+            if (final_from)
+                atomic_store_explicit(final_from, j + 1, memory_order_release);
+        }
     }
+    ns_unpack_row(&s, 0);
     if (final_from)
         atomic_store_explicit(final_from, 0, memory_order_release);
     return NM_OK;

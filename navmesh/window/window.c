@@ -870,6 +870,14 @@ static int write_row(void *ctx, size_t k)
     return NM_OK;
 }
 
+/* Run u placed at span at, unless its records would pass the bound (false). */
+static bool place_run(row_span_run *u, size_t at, size_t bound)
+{
+    if (at + (u->e - u->a) > bound) return false;
+    u->at = (uint32_t)at;
+    return true;
+}
+
 /* The rows of a chunk. */
 static int32_t chunk_rows(const wbuild *b)
 {
@@ -896,22 +904,20 @@ static int band_spans(wbuild *b, wsource *s, const size_t *act, size_t na, int32
                 runs_row(&J, k);
                 for (size_t i = 0; i < na && bad == SIZE_MAX; i++) {
                     row_span_run *u = &run[k * na + i];
-                    if (at + (u->e - u->a) > bound) {
+                    if (!place_run(u, at, bound)) {
                         bad = i;
                         break;
                     }
-                    u->at = (uint32_t)at;
                     at += write_run(b->w, &s->t[act[i]], u);
                 }
             }
         } else {
             rc = nm_parallel_chunks(nr, workers, runs_row, &J);
             for (size_t k = 0; k < nr * na && !rc && bad == SIZE_MAX; k++) {
-                if (at + (run[k].e - run[k].a) > bound) {
+                if (!place_run(&run[k], at, bound)) {
                     bad = k % na;
                     break;
                 }
-                run[k].at = (uint32_t)at;
                 at += run[k].n;
             }
             if (!rc && bad == SIZE_MAX) rc = nm_parallel_chunks(nr, workers, write_row, &J);
@@ -1514,11 +1520,11 @@ static int index_face(void *ctx, size_t k)
     size_t a, e;
     pass_range(J, k, &a, &e);
     for (uint32_t q = (uint32_t)a; q < (uint32_t)e; q++) {
-        uint32_t a = t->cs[q], e = t->cs[q + 1], cnt = e - a;
+        const uint32_t s0 = t->cs[q], s1 = t->cs[q + 1], cnt = s1 - s0;
         if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
             continue; /* face[q] stays 0 (walloc zeroes) */
-        float lo = t->sp_h[a], hi = t->sp_h[a];
-        for (uint32_t s = a; s < e; s++) {
+        float lo = t->sp_h[s0], hi = t->sp_h[s0];
+        for (uint32_t s = s0; s < s1; s++) {
             lo = fminf(lo, t->sp_h[s]);
             hi = fmaxf(hi, t->sp_h[s]);
         }
