@@ -534,24 +534,23 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
     s->ndeep = 0;
     /* a one-byte step or count (nearly every cell) is read at a position held in a register; the
      * cursors read the longer ones and keep the bad flags (a cursor's position read and written
-     * through memory a value was 6 % of a tile's decode) */
+     * through memory a value was 6 % of a tile's decode). A macro, as UP_NEXT: an inline function
+     * given the position by pointer measured 3-4 % slower, varint_fast on pointers 5 % */
     size_t i0 = c0.pos, i1 = c1.pos;
+#define CUR_NEXT(c, i, v)                                                                          \
+    do {                                                                                           \
+        if ((i) < (c).size && (c).p[i] < 0x80) {                                                   \
+            (v) = (c).p[(i)++];                                                                    \
+        } else {                                                                                   \
+            (c).pos = (i);                                                                         \
+            (v) = nm_cur_varint(&(c));                                                             \
+            (i) = (c).pos;                                                                         \
+        }                                                                                          \
+    } while (0)
     for (uint32_t i = 0; i < h.ncell; i++) {
         uint64_t d, k;
-        if (i0 < c0.size && c0.p[i0] < 0x80) {
-            d = c0.p[i0++];
-        } else {
-            c0.pos = i0;
-            d = nm_cur_varint(&c0);
-            i0 = c0.pos;
-        }
-        if (i1 < c1.size && c1.p[i1] < 0x80) {
-            k = c1.p[i1++];
-        } else {
-            c1.pos = i1;
-            k = nm_cur_varint(&c1);
-            i1 = c1.pos;
-        }
+        CUR_NEXT(c0, i0, d);
+        CUR_NEXT(c1, i1, k);
         if (i > 0 && d == 0) c0.bad = true; /* cells strictly ascending */
         cell += d;
         if (c0.bad || c1.bad || cell >= cells_total || d >= cells_total)
@@ -567,6 +566,7 @@ int nm_bgrd_decode_tile_fields(const nm_bgrd *g, uint32_t zone, uint32_t tile, u
         sum += k;
         if (sum > h.n) break;
     }
+#undef CUR_NEXT
     c0.pos = i0;
     c1.pos = i1;
     if (sum != h.n)
