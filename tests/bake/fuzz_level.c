@@ -1,7 +1,8 @@
 /* fuzz_level.c — libFuzzer target for navbake's level import through assimp (level.c): the first
  * byte picks the format (glb, gltf, fbx, dae), the rest is the file. Whatever imports must be a
  * valid nm_obj (indices in range, finite positions, groups named) and bake as-is or fail with a
- * message; whatever fails must say why, naming the file.
+ * message; whatever fails must say why, naming the file. It calls nm_level_parse, which runs assimp
+ * in this process (nm_level_load, navbake's, runs it in a child): the fuzzer sees its crashes.
  * Built with -DNM_FUZZ_STANDALONE and gltf_write.c it is gen_level_seeds: writes the corpus
  * (tests/bake/corpus_level) from the tests' own writers. */
 #include "bake.h"

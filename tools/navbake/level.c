@@ -17,6 +17,14 @@
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
+#include <assimp/version.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 /* "dir/Level.GLB.gz" -> "glb"; the extension after dropping ".gz", lower case. */
@@ -552,23 +560,10 @@ static int check_dae(const uint8_t *d, size_t size, const char *name, nm_error *
     return NM_OK;
 }
 
-static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
+/* assimp's import and our walk of its scene, in this process. */
+static int import_here(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
                        nm_obj *out, nm_level_info *info, nm_error *err)
 {
-    if (data && size == 0) return nm_fail(err, NM_ERR_CORRUPT, "%s: empty file", path);
-    if (data && size > UINT32_MAX) return nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
-    if (data && (strcmp(ext, "glb") == 0 || (size >= 4 && memcmp(data, "glTF", 4) == 0))) {
-        int rc = check_glb(data, size, path, err); /* assimp reads GLB bytes whatever the name */
-        if (rc == NM_OK) rc = check_gltf_json((const char *)data + 20, le32((const uint8_t *)data + 12), path, err);
-        if (rc) return rc;
-    } else if (data && strcmp(ext, "gltf") == 0) {
-        int rc = check_gltf_json(data, size, path, err);
-        if (rc) return rc;
-    }
-    if (data && strcmp(ext, "dae") == 0) {
-        int rc = check_dae(data, size, path, err);
-        if (rc) return rc;
-    }
     struct aiPropertyStore *props = aiCreatePropertyStore();
     if (!props) return nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", path);
     aiSetImportPropertyInteger(props, AI_CONFIG_PP_FD_REMOVE, 1);    /* degenerate faces go, not lines */
@@ -586,6 +581,9 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
     aiReleasePropertyStore(props);
     if (!sc) {
         const char *why = aiGetErrorString();
+        if (why && strstr(why, "bad_alloc"))
+            return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp: %s: out of memory reading the file (a damaged file, or "
+                           "more than the import may take)", path, why);
         return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp: %s", path, why && why[0] ? why : "cannot read the file");
     }
     snprintf(info->importer, sizeof info->importer, "assimp %s", ext[0] ? ext : "?");
@@ -594,13 +592,205 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
     if (rc) nm_obj_free(out);
     return rc;
 }
+
+/* ---- assimp in a child process ---------------------------------------------------------------
+ * assimp 5.2 still crashes, and loops for ever, on some damaged files (fuzz_level finds new ones
+ * within minutes; the checks above stop the ones known). So navbake imports in a forked child
+ * that sends the result back through a pipe: a crash, or a run past the CPU limit, ends the child
+ * alone and comes back as an error naming the file. Both ends are this binary, so the result
+ * goes as it is in memory: the header, then the arrays, then each group name with its length. */
+typedef struct apart_head {
+    int rc;
+    nm_error err;
+    nm_level_info info;
+    uint32_t vert_count, tri_count, group_count;
+} apart_head;
+
+/* All n bytes through the pipe, written or read; false at its end or on an error. */
+static bool pipe_all(int fd, char *c, size_t n, bool out)
+{
+    while (n) {
+        const ssize_t k = out ? write(fd, c, n) : read(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        c += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+static bool put(int fd, const void *p, size_t n) { return pipe_all(fd, (char *)(uintptr_t)p, n, true); }
+static bool get(int fd, void *p, size_t n) { return pipe_all(fd, p, n, false); }
+
+static void send_result(int fd, int rc, const nm_error *err, const nm_obj *o, const nm_level_info *info)
+{
+    apart_head h = {rc, *err, *info, 0, 0, 0};
+    if (rc == NM_OK) {
+        h.vert_count = o->vert_count;
+        h.tri_count = o->tri_count;
+        h.group_count = o->group_count;
+    }
+    bool ok = put(fd, &h, sizeof h);
+    if (ok && rc == NM_OK)
+        ok = put(fd, o->pos, 3 * (size_t)o->vert_count * sizeof *o->pos) &&
+             put(fd, o->tris, 3 * (size_t)o->tri_count * sizeof *o->tris) &&
+             put(fd, o->tri_group, (size_t)o->tri_count * sizeof *o->tri_group);
+    for (uint32_t g = 0; ok && rc == NM_OK && g < o->group_count; g++) {
+        const uint32_t n = (uint32_t)strlen(o->groups[g]);
+        ok = put(fd, &n, sizeof n) && put(fd, o->groups[g], n);
+    }
+}
+
+/* The child's answer: false when the pipe ended early (the child died; the caller reads why from
+ * its status), else true with *rc: NM_OK and *out / *info, or the child's error in *err. */
+static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *info, int *rc, nm_error *err)
+{
+    apart_head h;
+    if (!get(fd, &h, sizeof h)) return false;
+    if (h.rc != NM_OK) {
+        h.err.msg[sizeof h.err.msg - 1] = 0;
+        if (err) *err = h.err;
+        *rc = h.rc;
+        return true;
+    }
+    size_t nv, nt;
+    if (!nm_mul_ok(3 * (size_t)h.vert_count, sizeof *out->pos, &nv) || !nm_mul_ok(3 * (size_t)h.tri_count, 4, &nt))
+        return false;
+    out->pos = nm_malloc(nv ? nv : 1);
+    out->tris = nm_malloc(nt ? nt : 1);
+    out->tri_group = nm_malloc(h.tri_count ? (size_t)h.tri_count * 4 : 1);
+    out->groups = nm_calloc((size_t)h.group_count + 1, sizeof *out->groups);
+    if (!out->pos || !out->tris || !out->tri_group || !out->groups) {
+        nm_obj_free(out);
+        *rc = nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", path);
+        return true;
+    }
+    out->vert_count = h.vert_count;
+    out->tri_count = h.tri_count;
+    bool ok = get(fd, out->pos, nv) && get(fd, out->tris, nt) && get(fd, out->tri_group, (size_t)h.tri_count * 4);
+    for (uint32_t g = 0; ok && g < h.group_count; g++) {
+        uint32_t n;
+        ok = get(fd, &n, sizeof n) && n < (1u << 20) && (out->groups[g] = nm_malloc((size_t)n + 1)) != NULL;
+        if (ok) {
+            out->group_count = g + 1;
+            ok = get(fd, out->groups[g], n);
+            out->groups[g][n] = 0;
+        }
+    }
+    if (!ok) {
+        nm_obj_free(out);
+        return false;
+    }
+    *info = h.info;
+    *rc = NM_OK;
+    return true;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NM_SANITIZED 1 /* the sanitizers' shadow memory is address space: no cap on it */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define NM_SANITIZED 1
+#endif
+#endif
+
+/* What the child may take, for a file of `size` bytes (0: the file at path): CPU seconds, two
+ * minutes and four more a MiB, lowered to a limit the process already has; address space, what
+ * the process holds now plus 4 GiB or 64 bytes a byte of the file, whichever is more (assimp
+ * grows without bound on some damaged files). */
+static void child_limits(const char *path, size_t size, struct rlimit *cpu, struct rlimit *as)
+{
+    struct stat st;
+    if (!size && stat(path, &st) == 0 && st.st_size > 0) size = (size_t)st.st_size;
+    const rlim_t secs = 120 + (rlim_t)(size >> 18 < (size_t)1 << 20 ? size >> 18 : (size_t)1 << 20);
+    if (getrlimit(RLIMIT_CPU, cpu) != 0) cpu->rlim_cur = cpu->rlim_max = RLIM_INFINITY;
+    if (cpu->rlim_cur == RLIM_INFINITY || cpu->rlim_cur > secs) cpu->rlim_cur = secs;
+    if (getrlimit(RLIMIT_AS, as) != 0) as->rlim_cur = as->rlim_max = RLIM_INFINITY;
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    size_t more = (size_t)4 << 30, held;
+    if (size > more / 64) more = size > SIZE_MAX / 256 ? SIZE_MAX / 4 : 64 * size;
+    if (!nm_mul_ok(pages, (size_t)sysconf(_SC_PAGESIZE), &held) || held > SIZE_MAX / 4) return;
+    if (as->rlim_cur == RLIM_INFINITY || as->rlim_cur > held + more) as->rlim_cur = (rlim_t)(held + more);
+}
+
+/* import_here in a child process; in this one when no child can be made. */
+static int import_apart(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
+                        nm_obj *out, nm_level_info *info, nm_error *err)
+{
+    struct rlimit cpu, as;
+    child_limits(path, size, &cpu, &as);
+    int fd[2];
+    if (pipe(fd) != 0) return import_here(path, data, size, ext, opts, out, info, err);
+    fflush(NULL); /* nothing buffered is written twice */
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return import_here(path, data, size, ext, opts, out, info, err);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        (void)setrlimit(RLIMIT_CPU, &cpu);
+#ifndef NM_SANITIZED
+        (void)setrlimit(RLIMIT_AS, &as);
+#endif
+        nm_error e = {0};
+        const int rc = import_here(path, data, size, ext, opts, out, info, &e);
+        send_result(fd[1], rc, &e, out, info);
+        _exit(0); /* no atexit handlers, no stdio of the parent's */
+    }
+    close(fd[1]);
+    int rc = NM_OK;
+    const bool answered = take_result(fd[0], path, out, info, &rc, err);
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (answered) return rc;
+    const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (sig == SIGXCPU)
+        return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp did not finish reading the file in %llu s of CPU time "
+                       "(a damaged file it loops on?)", path, (unsigned long long)cpu.rlim_cur);
+    char how[64];
+    if (sig) snprintf(how, sizeof how, "signal %d, %s", sig, strsignal(sig));
+    else snprintf(how, sizeof how, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp %u.%u stopped reading the file (%s): the file is damaged or "
+                   "uses something assimp cannot read; try exporting it again, or as OBJ or glTF",
+                   path, aiGetVersionMajor(), aiGetVersionMinor(), how);
+}
+
+/* apart: in a child process (nm_level_load), else in this one (nm_level_parse). */
+static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
+                       bool apart, nm_obj *out, nm_level_info *info, nm_error *err)
+{
+    if (data && size == 0) return nm_fail(err, NM_ERR_CORRUPT, "%s: empty file", path);
+    if (data && size > UINT32_MAX) return nm_fail(err, NM_ERR_CORRUPT, "%s: larger than 4 GiB", path);
+    if (data && (strcmp(ext, "glb") == 0 || (size >= 4 && memcmp(data, "glTF", 4) == 0))) {
+        int rc = check_glb(data, size, path, err); /* assimp reads GLB bytes whatever the name */
+        if (rc == NM_OK) rc = check_gltf_json((const char *)data + 20, le32((const uint8_t *)data + 12), path, err);
+        if (rc) return rc;
+    } else if (data && strcmp(ext, "gltf") == 0) {
+        int rc = check_gltf_json(data, size, path, err);
+        if (rc) return rc;
+    }
+    if (data && strcmp(ext, "dae") == 0) {
+        int rc = check_dae(data, size, path, err);
+        if (rc) return rc;
+    }
+    return apart ? import_apart(path, data, size, ext, opts, out, info, err)
+                 : import_here(path, data, size, ext, opts, out, info, err);
+}
 #else
 bool nm_level_have_assimp(void) { return false; }
 
 static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
-                       nm_obj *out, nm_level_info *info, nm_error *err)
+                       bool apart, nm_obj *out, nm_level_info *info, nm_error *err)
 {
-    (void)data; (void)size; (void)opts; (void)out; (void)info;
+    (void)data; (void)size; (void)opts; (void)apart; (void)out; (void)info;
     return nm_fail(err, NM_ERR_ARG, "%s: .%s needs assimp (libassimp-dev), not found when navbake was built; "
                    "only OBJ can be read", path, ext);
 }
@@ -632,7 +822,7 @@ int nm_level_parse(const void *data, size_t size, const char *hint, const char *
     if (!data) data = ""; /* from memory, always (NULL would mean "open `name`" below) */
     int rc = is_obj_ext(ext) && !(opts && opts->obj_via_assimp)
                  ? load_obj(name, data, size, opts, out, info, err)
-                 : load_assimp(name, data, size, ext, opts, out, info, err);
+                 : load_assimp(name, data, size, ext, opts, false, out, info, err);
     if (rc == NM_OK) bounds(out, info);
     return rc;
 }
@@ -657,7 +847,7 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
         size_t size = 0;
         rc = nm_file_read(path, 0, &data, &size, err);
         if (rc == NM_OK && size == 0) rc = nm_fail(err, NM_ERR_CORRUPT, "%s: empty file", path);
-        if (rc == NM_OK) rc = load_assimp(path, data, size, ext, opts, out, info, err);
+        if (rc == NM_OK) rc = load_assimp(path, data, size, ext, opts, true, out, info, err);
         nm_free(data);
     } else {
         /* by path, so a .gltf finds its .bin files; its JSON checked first */
@@ -669,7 +859,7 @@ int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_l
             if (rc == NM_OK) rc = check_gltf_json((const char *)data, size, path, err);
             nm_free(data);
         }
-        if (rc == NM_OK) rc = load_assimp(path, NULL, 0, ext, opts, out, info, err);
+        if (rc == NM_OK) rc = load_assimp(path, NULL, 0, ext, opts, true, out, info, err);
     }
     if (rc == NM_OK) bounds(out, info);
     return rc;

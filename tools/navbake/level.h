@@ -39,11 +39,14 @@ typedef struct nm_level_info {
 } nm_level_info;
 
 /* Reads a level file: .obj / .obj.gz through obj.c (unless opts->obj_via_assimp; --node and
- * --skip-node then select OBJ groups), anything else through assimp. Messages name the file:
- * "level.glb: assimp: ...", "level.glb: --node 'x' matches no node". info may be NULL. */
+ * --skip-node then select OBJ groups), anything else through assimp, in a child process with a
+ * CPU and an address-space limit, so that assimp crashing or looping on a damaged file is an
+ * error (README "Level files"). Messages name the file: "level.glb: assimp: ...",
+ * "level.glb: --node 'x' matches no node". info may be NULL. */
 int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_level_info *info, nm_error *err);
 /* The same from memory; `hint` is the format's file extension ("glb", "gltf", "fbx", "dae",
- * "obj") and `name` names it in messages. */
+ * "obj") and `name` names it in messages. assimp runs in the calling process (the fuzz target's
+ * way in: it must see assimp's crashes). */
 int nm_level_parse(const void *data, size_t size, const char *hint, const char *name,
                    const nm_level_opts *opts, nm_obj *out, nm_level_info *info, nm_error *err);
 /* true when this build reads formats other than OBJ (assimp found at build time). */
