@@ -20,7 +20,9 @@
 #include <assimp/version.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -641,8 +643,9 @@ static void send_result(int fd, int rc, const nm_error *err, const nm_obj *o, co
     }
 }
 
-/* The child's answer: false when the pipe ended early (the child died; the caller reads why from
- * its status), else true with *rc: NM_OK and *out / *info, or the child's error in *err. */
+/* The child's answer: false when the pipe ended early (the child died: the caller reads why from
+ * its status), else true with *rc: NM_OK and *out / *info, the child's error in *err, or this
+ * process's own want of memory for the answer. */
 static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *info, int *rc, nm_error *err)
 {
     apart_head h;
@@ -660,26 +663,33 @@ static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *in
     out->tris = nm_malloc(nt ? nt : 1);
     out->tri_group = nm_malloc(h.tri_count ? (size_t)h.tri_count * 4 : 1);
     out->groups = nm_calloc((size_t)h.group_count + 1, sizeof *out->groups);
-    if (!out->pos || !out->tris || !out->tri_group || !out->groups) {
-        nm_obj_free(out);
-        *rc = nm_fail(err, NM_ERR_NOMEM, "%s: out of memory", path);
-        return true;
+    bool ok = out->pos && out->tris && out->tri_group && out->groups;
+    if (ok) {
+        out->vert_count = h.vert_count;
+        out->tri_count = h.tri_count;
+        if (!get(fd, out->pos, nv) || !get(fd, out->tris, nt) || !get(fd, out->tri_group, (size_t)h.tri_count * 4)) {
+            nm_obj_free(out);
+            return false;
+        }
     }
-    out->vert_count = h.vert_count;
-    out->tri_count = h.tri_count;
-    bool ok = get(fd, out->pos, nv) && get(fd, out->tris, nt) && get(fd, out->tri_group, (size_t)h.tri_count * 4);
     for (uint32_t g = 0; ok && g < h.group_count; g++) {
         uint32_t n;
-        ok = get(fd, &n, sizeof n) && n < (1u << 20) && (out->groups[g] = nm_malloc((size_t)n + 1)) != NULL;
-        if (ok) {
-            out->group_count = g + 1;
-            ok = get(fd, out->groups[g], n);
-            out->groups[g][n] = 0;
+        if (!get(fd, &n, sizeof n) || n >= (1u << 20)) {
+            nm_obj_free(out);
+            return false;
         }
+        if (!(ok = (out->groups[g] = nm_malloc((size_t)n + 1)) != NULL)) break;
+        out->group_count = g + 1;
+        if (!get(fd, out->groups[g], n)) {
+            nm_obj_free(out);
+            return false;
+        }
+        out->groups[g][n] = 0;
     }
     if (!ok) {
         nm_obj_free(out);
-        return false;
+        *rc = nm_fail(err, NM_ERR_NOMEM, "%s: out of memory for the imported level", path);
+        return true;
     }
     *info = h.info;
     *rc = NM_OK;
@@ -694,17 +704,26 @@ static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *in
 #endif
 #endif
 
-/* What the child may take, for a file of `size` bytes (0: the file at path): CPU seconds, two
- * minutes and four more a MiB, lowered to a limit the process already has; address space, what
- * the process holds now plus 4 GiB or 64 bytes a byte of the file, whichever is more (assimp
- * grows without bound on some damaged files). */
+/* What the child may take, for a file of `size` bytes (0: the file at path, and a .gltf's buffers
+ * are not counted).
+ * - CPU: two minutes and four seconds more a MiB, or a lower soft limit the process has; below the
+ *   hard limit, which is then set a few seconds above it, so that the child gets SIGXCPU first and
+ *   SIGKILL if it outlives that.
+ * - Address space: what the process holds now plus the largest of 4 GiB, 64 bytes a byte of the
+ *   file and the machine's memory, or a lower limit the process has. A valid file may need far
+ *   more than its size (4 MB of Collada placing one mesh 1 200 times took 5.2 GB); the cap is
+ *   there to stop the growth without end of some damaged files at the machine's size. No cap
+ *   when what the process holds cannot be read or the cap does not fit an rlim_t. */
 static void child_limits(const char *path, size_t size, struct rlimit *cpu, struct rlimit *as)
 {
     struct stat st;
     if (!size && stat(path, &st) == 0 && st.st_size > 0) size = (size_t)st.st_size;
-    const rlim_t secs = 120 + (rlim_t)(size >> 18 < (size_t)1 << 20 ? size >> 18 : (size_t)1 << 20);
+    const uint64_t secs = 120 + ((uint64_t)size >> 18 < (1u << 20) ? (uint64_t)size >> 18 : (1u << 20));
     if (getrlimit(RLIMIT_CPU, cpu) != 0) cpu->rlim_cur = cpu->rlim_max = RLIM_INFINITY;
-    if (cpu->rlim_cur == RLIM_INFINITY || cpu->rlim_cur > secs) cpu->rlim_cur = secs;
+    if (cpu->rlim_cur == RLIM_INFINITY || (uint64_t)cpu->rlim_cur > secs) cpu->rlim_cur = (rlim_t)secs;
+    if (cpu->rlim_max != RLIM_INFINITY && cpu->rlim_cur + 1 > cpu->rlim_max) /* equal: SIGKILL alone */
+        cpu->rlim_cur = cpu->rlim_max > 1 ? cpu->rlim_max - 1 : cpu->rlim_max;
+    if (cpu->rlim_max == RLIM_INFINITY || cpu->rlim_max > cpu->rlim_cur + 5) cpu->rlim_max = cpu->rlim_cur + 5;
     if (getrlimit(RLIMIT_AS, as) != 0) as->rlim_cur = as->rlim_max = RLIM_INFINITY;
     unsigned long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -712,10 +731,45 @@ static void child_limits(const char *path, size_t size, struct rlimit *cpu, stru
         if (fscanf(f, "%lu", &pages) != 1) pages = 0;
         fclose(f);
     }
-    size_t more = (size_t)4 << 30, held;
-    if (size > more / 64) more = size > SIZE_MAX / 256 ? SIZE_MAX / 4 : 64 * size;
-    if (!nm_mul_ok(pages, (size_t)sysconf(_SC_PAGESIZE), &held) || held > SIZE_MAX / 4) return;
-    if (as->rlim_cur == RLIM_INFINITY || as->rlim_cur > held + more) as->rlim_cur = (rlim_t)(held + more);
+    const long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+    if (!pages || page <= 0) return;
+    uint64_t more = (uint64_t)4 << 30;
+    if ((uint64_t)size > more / 64) more = (uint64_t)size * 64;
+    if (phys > 0 && (uint64_t)phys * (uint64_t)page > more) more = (uint64_t)phys * (uint64_t)page;
+    const uint64_t cap = (uint64_t)pages * (uint64_t)page + more;
+    if (cap >= (uint64_t)RLIM_INFINITY) return;
+    if (as->rlim_cur == RLIM_INFINITY || (uint64_t)as->rlim_cur > cap) as->rlim_cur = (rlim_t)cap;
+}
+
+/* The child's side: its limits, no core file, killed with its parent, SIGXCPU as the kernel
+ * means it; then the import and the answer. */
+static _Noreturn void child_main(int fd, pid_t parent, const struct rlimit *cpu, const struct rlimit *as,
+                                 const char *path, const void *data, size_t size, const char *ext,
+                                 const nm_level_opts *opts, nm_obj *out, nm_level_info *info)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    const struct rlimit none = {0, 0};
+    (void)setrlimit(RLIMIT_CORE, &none);
+    (void)setrlimit(RLIMIT_CPU, cpu);
+#ifndef NM_SANITIZED
+    (void)setrlimit(RLIMIT_AS, as);
+#else
+    (void)as;
+#endif
+    signal(SIGXCPU, SIG_DFL);
+    sigset_t xcpu;
+    sigemptyset(&xcpu);
+    sigaddset(&xcpu, SIGXCPU);
+    sigprocmask(SIG_UNBLOCK, &xcpu, NULL);
+    FILE *adj = fopen("/proc/self/oom_score_adj", "w"); /* if memory runs out, this process goes first */
+    if (adj) {
+        fputs("1000", adj);
+        fclose(adj);
+    }
+    nm_error e = {0};
+    const int rc = import_here(path, data, size, ext, opts, out, info, &e);
+    send_result(fd, rc, &e, out, info);
+    _exit(0); /* no atexit handlers, no stdio of the parent's */
 }
 
 /* import_here in a child process; in this one when no child can be made. */
@@ -725,9 +779,9 @@ static int import_apart(const char *path, const void *data, size_t size, const c
     struct rlimit cpu, as;
     child_limits(path, size, &cpu, &as);
     int fd[2];
-    if (pipe(fd) != 0) return import_here(path, data, size, ext, opts, out, info, err);
+    if (pipe2(fd, O_CLOEXEC) != 0) return import_here(path, data, size, ext, opts, out, info, err);
     fflush(NULL); /* nothing buffered is written twice */
-    const pid_t pid = fork();
+    const pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fd[0]);
         close(fd[1]);
@@ -735,24 +789,32 @@ static int import_apart(const char *path, const void *data, size_t size, const c
     }
     if (pid == 0) {
         close(fd[0]);
-        (void)setrlimit(RLIMIT_CPU, &cpu);
-#ifndef NM_SANITIZED
-        (void)setrlimit(RLIMIT_AS, &as);
-#endif
-        nm_error e = {0};
-        const int rc = import_here(path, data, size, ext, opts, out, info, &e);
-        send_result(fd[1], rc, &e, out, info);
-        _exit(0); /* no atexit handlers, no stdio of the parent's */
+        child_main(fd[1], parent, &cpu, &as, path, data, size, ext, opts, out, info);
     }
     close(fd[1]);
     int rc = NM_OK;
     const bool answered = take_result(fd[0], path, out, info, &rc, err);
     close(fd[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (answered) return rc;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    pid_t w;
+    while ((w = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR) {}
+    if (answered) {
+        if (rc != NM_OK && err && strstr(err->msg, "out of memory")) {
+            const size_t n = strlen(err->msg);
+            if (as.rlim_cur != RLIM_INFINITY)
+                snprintf(err->msg + n, sizeof err->msg - n, " (the import may take %.1f GiB here)",
+                         (double)as.rlim_cur / (double)(1u << 30));
+        }
+        return rc;
+    }
+    if (w != pid)
+        return nm_fail(err, NM_ERR_CORRUPT, "%s: the assimp import process ended without a result", path);
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    if (sig == SIGXCPU)
+    const double used = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+                        1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    if (sig == SIGXCPU || (sig == SIGKILL && used + 0.5 >= (double)cpu.rlim_cur))
         return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp did not finish reading the file in %llu s of CPU time "
                        "(a damaged file it loops on?)", path, (unsigned long long)cpu.rlim_cur);
     char how[64];

@@ -40,8 +40,9 @@ typedef struct nm_level_info {
 
 /* Reads a level file: .obj / .obj.gz through obj.c (unless opts->obj_via_assimp; --node and
  * --skip-node then select OBJ groups), anything else through assimp, in a child process with a
- * CPU and an address-space limit, so that assimp crashing or looping on a damaged file is an
- * error (README "Level files"). Messages name the file: "level.glb: assimp: ...",
+ * CPU limit and (not in sanitizer builds) an address-space limit, so that assimp crashing on a
+ * damaged file, or looping or growing on it, is an error (README "Level files"). Uses fork: call it
+ * before starting threads. Messages name the file: "level.glb: assimp: ...",
  * "level.glb: --node 'x' matches no node". info may be NULL. */
 int nm_level_load(const char *path, const nm_level_opts *opts, nm_obj *out, nm_level_info *info, nm_error *err);
 /* The same from memory; `hint` is the format's file extension ("glb", "gltf", "fbx", "dae",
