@@ -397,18 +397,9 @@ Test(level, the_child_process_gives_the_import_of_this_process)
     free(dir);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 /* This test process's limits (Criterion runs each test in a process of its own), which the
  * import's child keeps where they are lower than its own: CPU time `cpu_s` seconds past what the
- * process has used; address space `as_mib` MiB past what it holds (0: none; not under a
- * sanitizer, whose shadow memory is address space). */
+ * process has used; address space `as_mib` MiB past what it holds (0: none). */
 static void lower_limits(rlim_t cpu_s, unsigned long as_mib)
 {
     struct rusage ru;
@@ -457,9 +448,7 @@ static void import_grows(char *msg, size_t cap)
 Test(level, a_file_assimp_grows_on_stops_at_the_address_space_cap, .timeout = 120)
 {
     need_assimp();
-#ifdef SANITIZED
-    cr_skip_test("built with a sanitizer: the import's address-space cap is off");
-#endif
+    if (!nm_level_caps_address_space()) cr_skip_test("built with a sanitizer: the import's address-space cap is off");
     lower_limits(30, 256);
     char msg[512];
     import_grows(msg, sizeof msg);
@@ -470,11 +459,7 @@ Test(level, a_file_assimp_grows_on_stops_at_the_address_space_cap, .timeout = 12
 Test(level, a_file_assimp_grows_on_stops_at_the_cpu_limit, .timeout = 120)
 {
     need_assimp();
-#ifdef SANITIZED
-    lower_limits(1, 0);
-#else
-    lower_limits(1, 1536);
-#endif
+    lower_limits(1, nm_level_caps_address_space() ? 1536 : 0);
     char msg[512];
     import_grows(msg, sizeof msg);
     cr_assert(strstr(msg, "of CPU time") != NULL, "%s", msg);

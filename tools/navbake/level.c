@@ -584,7 +584,7 @@ static int import_here(const char *path, const void *data, size_t size, const ch
     if (!sc) {
         const char *why = aiGetErrorString();
         if (why && strstr(why, "bad_alloc"))
-            return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp: %s: out of memory reading the file (a damaged file, or "
+            return nm_fail(err, NM_ERR_NOMEM, "%s: assimp: %s: out of memory reading the file (a damaged file, or "
                            "more than the import may take)", path, why);
         return nm_fail(err, NM_ERR_CORRUPT, "%s: assimp: %s", path, why && why[0] ? why : "cannot read the file");
     }
@@ -704,6 +704,15 @@ static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *in
 #endif
 #endif
 
+bool nm_level_caps_address_space(void)
+{
+#ifdef NM_SANITIZED
+    return false;
+#else
+    return true;
+#endif
+}
+
 /* What the child may take, for a file of `size` bytes (0: the file at path, and a .gltf's buffers
  * are not counted).
  * - CPU: two minutes and four seconds more a MiB, or a lower soft limit the process has; below the
@@ -751,11 +760,8 @@ static _Noreturn void child_main(int fd, pid_t parent, const struct rlimit *cpu,
     const struct rlimit none = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &none);
     (void)setrlimit(RLIMIT_CPU, cpu);
-#ifndef NM_SANITIZED
-    (void)setrlimit(RLIMIT_AS, as);
-#else
-    (void)as;
-#endif
+    const bool capped = nm_level_caps_address_space() && as->rlim_cur != RLIM_INFINITY;
+    if (capped) (void)setrlimit(RLIMIT_AS, as);
     signal(SIGXCPU, SIG_DFL);
     sigset_t xcpu;
     sigemptyset(&xcpu);
@@ -768,6 +774,10 @@ static _Noreturn void child_main(int fd, pid_t parent, const struct rlimit *cpu,
     }
     nm_error e = {0};
     const int rc = import_here(path, data, size, ext, opts, out, info, &e);
+    const size_t n = strlen(e.msg);
+    if (rc == NM_ERR_NOMEM && capped) /* the cap is this process's: say which it was */
+        snprintf(e.msg + n, sizeof e.msg - n, " (the import may take %.1f GiB here)",
+                 (double)as->rlim_cur / (double)(1u << 30));
     send_result(fd, rc, &e, out, info);
     _exit(0); /* no atexit handlers, no stdio of the parent's */
 }
@@ -800,15 +810,7 @@ static int import_apart(const char *path, const void *data, size_t size, const c
     memset(&ru, 0, sizeof ru);
     pid_t w;
     while ((w = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR) {}
-    if (answered) {
-        if (rc != NM_OK && err && strstr(err->msg, "out of memory")) {
-            const size_t n = strlen(err->msg);
-            if (as.rlim_cur != RLIM_INFINITY)
-                snprintf(err->msg + n, sizeof err->msg - n, " (the import may take %.1f GiB here)",
-                         (double)as.rlim_cur / (double)(1u << 30));
-        }
-        return rc;
-    }
+    if (answered) return rc;
     if (w != pid)
         return nm_fail(err, NM_ERR_CORRUPT, "%s: the assimp import process ended without a result", path);
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -848,6 +850,7 @@ static int load_assimp(const char *path, const void *data, size_t size, const ch
 }
 #else
 bool nm_level_have_assimp(void) { return false; }
+bool nm_level_caps_address_space(void) { return false; }
 
 static int load_assimp(const char *path, const void *data, size_t size, const char *ext, const nm_level_opts *opts,
                        bool apart, nm_obj *out, nm_level_info *info, nm_error *err)

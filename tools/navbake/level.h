@@ -52,6 +52,9 @@ int nm_level_parse(const void *data, size_t size, const char *hint, const char *
                    const nm_level_opts *opts, nm_obj *out, nm_level_info *info, nm_error *err);
 /* true when this build reads formats other than OBJ (assimp found at build time). */
 bool nm_level_have_assimp(void);
+/* true when nm_level_load caps the import's address space (false in sanitizer builds, whose
+ * shadow memory is address space, and without assimp). */
+bool nm_level_caps_address_space(void);
 
 #ifdef __cplusplus
 }
