@@ -422,7 +422,8 @@ static void lower_limits(rlim_t cpu_s, unsigned long as_mib)
 }
 
 /* A non-digit in a Collada index list, under a name the Collada checks do not take: assimp 5.2
- * then allocates without end (about 0.5 GB a CPU second here). Returns the import's message. */
+ * then allocates without end (0.5-0.9 GB a CPU second on the machines it ran on). Returns the
+ * import's message. */
 static void import_grows(char *msg, size_t cap)
 {
     char *dir = tmp_dir();

@@ -656,18 +656,19 @@ static bool take_result(int fd, const char *path, nm_obj *out, nm_level_info *in
         *rc = h.rc;
         return true;
     }
-    size_t nv, nt;
-    if (!nm_mul_ok(3 * (size_t)h.vert_count, sizeof *out->pos, &nv) || !nm_mul_ok(3 * (size_t)h.tri_count, 4, &nt))
+    size_t nv, nt, ng; /* bytes of the three arrays */
+    if (!nm_mul_ok(h.vert_count, 3 * sizeof *out->pos, &nv) || !nm_mul_ok(h.tri_count, 3 * sizeof *out->tris, &nt) ||
+        !nm_mul_ok(h.tri_count, sizeof *out->tri_group, &ng))
         return false;
     out->pos = nm_malloc(nv ? nv : 1);
     out->tris = nm_malloc(nt ? nt : 1);
-    out->tri_group = nm_malloc(h.tri_count ? (size_t)h.tri_count * 4 : 1);
+    out->tri_group = nm_malloc(ng ? ng : 1);
     out->groups = nm_calloc((size_t)h.group_count + 1, sizeof *out->groups);
     bool ok = out->pos && out->tris && out->tri_group && out->groups;
     if (ok) {
         out->vert_count = h.vert_count;
         out->tri_count = h.tri_count;
-        if (!get(fd, out->pos, nv) || !get(fd, out->tris, nt) || !get(fd, out->tri_group, (size_t)h.tri_count * 4)) {
+        if (!get(fd, out->pos, nv) || !get(fd, out->tris, nt) || !get(fd, out->tri_group, ng)) {
             nm_obj_free(out);
             return false;
         }
