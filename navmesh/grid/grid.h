@@ -90,6 +90,7 @@ typedef struct nm_span_table {
     nm_grid_window win;
     uint32_t nspans;
     uint32_t nocc;      /* occupied cells */
+    uint32_t max_col;   /* the most spans a cell holds (0 for an empty table) */
     uint32_t *sp_cell;  /* [nspans] */
     float *sp_h;        /* [nspans] m */
     uint8_t *sp_ins;    /* [nspans] 1 when some merged sample had ins = 1 */

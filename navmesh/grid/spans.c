@@ -207,6 +207,8 @@ static int finish_table(nm_span_table *t, nm_error *err)
         t->cs[o] = k;
         /* face: n != 2 and the column spans more than kClimb (n = 1 spans 0, so at least 3). */
         uint32_t cnt = e - k;
+        if (cnt > t->max_col)
+            t->max_col = cnt;
         double span = (double)t->sp_h[e - 1] - (double)t->sp_h[k];
         t->face[o] = cnt != 2 && span > NM_kClimb;
         t->occ_bits[c >> 6] |= (uint64_t)1 << (c & 63);

@@ -202,6 +202,8 @@ typedef struct nm_sight_oracle {
     float up[NM_SIGHT_UP_GAPS][NM_SIGHT_UP_GAPS]; /* UpAllow + kQH by gap (up_allow) */
 } nm_sight_oracle;
 
+/* The oracle of window w, its height sets sized by the window's largest column (the span
+ * table's max_col). */
 int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err);
 void nm_sight_oracle_free(nm_sight_oracle *o);
 

@@ -129,12 +129,9 @@ int nm_sight_oracle_init(nm_sight_oracle *o, const nm_window *w, nm_error *err)
 {
     memset(o, 0, sizeof *o);
     o->w = w;
-    uint32_t maxcol = 1;
-    for (uint32_t k = 0; k < w->spans.nocc; ++k) {
-        uint32_t c = w->spans.cs[k + 1] - w->spans.cs[k];
-        if (c > maxcol)
-            maxcol = c;
-    }
+    /* the largest column, counted when the span table was built (not a scan of the occupied
+     * cells here: twice a plan, 11 ms on an 8.9 M-cell window) */
+    const uint32_t maxcol = w->spans.max_col > 1 ? w->spans.max_col : 1;
     /* a set never holds more than the old set plus one column (drop mode): room for both */
     o->cap = 2 * maxcol + 64;
     for (int a = 0; a < NM_SIGHT_UP_GAPS; ++a) /* the walk's allowance for the usual short gaps */

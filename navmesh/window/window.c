@@ -1512,15 +1512,24 @@ static int index_fill(void *ctx, size_t k)
     return NM_OK;
 }
 
-/* face[q] for the occupied cells q of range k (a pass over the nocc occupied cells). */
+/* The face pass: its ranges of occupied cells and the most spans a cell of each holds. */
+typedef struct face_job {
+    pass_job p;
+    uint32_t max_col[NM_PASS_CHUNKS];
+} face_job;
+
+/* face[q] for the occupied cells q of range k (a pass over the nocc occupied cells), and the
+ * range's largest column. */
 static int index_face(void *ctx, size_t k)
 {
-    const pass_job *J = ctx;
-    nm_span_table *t = &J->b->w->spans;
+    face_job *J = ctx;
+    nm_span_table *t = &J->p.b->w->spans;
     size_t a, e;
-    pass_range(J, k, &a, &e);
+    pass_range(&J->p, k, &a, &e);
+    uint32_t most = 0;
     for (uint32_t q = (uint32_t)a; q < (uint32_t)e; q++) {
         const uint32_t s0 = t->cs[q], s1 = t->cs[q + 1], cnt = s1 - s0;
+        most = cnt > most ? cnt : most;
         if (cnt < 3) /* one span spans no height, and two are a deck over ground, not a facade */
             continue; /* face[q] stays 0 (walloc zeroes) */
         float lo = t->sp_h[s0], hi = t->sp_h[s0];
@@ -1530,6 +1539,7 @@ static int index_face(void *ctx, size_t k)
         }
         t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
     }
+    J->max_col[k] = most;
     return NM_OK;
 }
 
@@ -1568,9 +1578,11 @@ static int span_index(wbuild *b, nm_error *err)
         t->occ_rank[wd] = acc;
         acc += (uint32_t)__builtin_popcountll(t->occ_bits[wd]);
     }
-    const pass_job F = {b, nocc};
-    if (run_pass(&F, index_face))
+    face_job F = {{b, nocc}, {0}};
+    if (run_pass(&F.p, index_face))
         return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    for (size_t k = 0; k < NM_PASS_CHUNKS; k++)
+        t->max_col = F.max_col[k] > t->max_col ? F.max_col[k] : t->max_col;
     return NM_OK;
 }
 

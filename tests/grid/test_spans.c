@@ -114,12 +114,13 @@ Test(spans, pack_sorts_by_cell_then_height_and_rank_lookup_matches_direct_table)
     }
     /* Direct table: occupied index by a plain scan. */
     int64_t occ = 0;
-    size_t k = 0;
+    size_t k = 0, most = 0;
     for (uint32_t c = 0; c < (uint32_t)ncell; c++) {
         size_t e = k;
         while (e < n && t.sp_cell[e] == c)
             e++;
         if (e > k) {
+            most = e - k > most ? e - k : most;
             cr_assert_eq(nm_span_cell_index(&t, c), occ, "cell %u", c);
             uint32_t f;
             cr_assert_eq(nm_span_cell_spans(&t, c, &f), e - k);
@@ -134,6 +135,8 @@ Test(spans, pack_sorts_by_cell_then_height_and_rank_lookup_matches_direct_table)
         k = e;
     }
     cr_assert_eq(t.nocc, (uint32_t)occ);
+    cr_assert_gt(most, 1);
+    cr_assert_eq(t.max_col, most, "the largest column: %u, counted %zu", t.max_col, most);
     cr_assert_eq(nm_span_cell_index(&t, (uint32_t)ncell), -1, "out of range");
     nm_span_table_free(&t);
     free(ref);
@@ -160,6 +163,7 @@ Test(spans, empty_sample_list_gives_an_empty_table)
     build(&w, &s, &t);
     cr_assert_eq(t.nspans, 0);
     cr_assert_eq(t.nocc, 0);
+    cr_assert_eq(t.max_col, 0);
     cr_assert_eq(nm_span_cell_index(&t, 69), -1);
     nm_span_table_free(&t);
 }

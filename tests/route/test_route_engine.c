@@ -637,6 +637,7 @@ static void expect_same_window(const nm_window *a, const nm_window *b)
     cr_expect_eq(memcmp(a->spans.sp_h, b->spans.sp_h, ns * sizeof(float)), 0, "span heights");
     cr_expect_eq(memcmp(a->sp_bits, b->sp_bits, ns), 0, "span bits");
     cr_assert_eq(a->spans.nocc, b->spans.nocc);
+    cr_expect_eq(a->spans.max_col, b->spans.max_col);
     cr_expect_eq(memcmp(a->spans.cs, b->spans.cs, ((size_t)a->spans.nocc + 1) * sizeof(uint32_t)), 0, "cs");
     cr_expect_eq(memcmp(a->spans.occ_bits, b->spans.occ_bits, (cells + 63) / 64 * sizeof(uint64_t)), 0, "occ");
     cr_expect_eq(a->nsegs, b->nsegs);

@@ -145,6 +145,7 @@ Test(window, span_table_drops_fill_and_other_ghosts_and_marks_vis3)
     for (uint32_t k = 1; k < w.spans.nspans; k++) cr_assert_leq(w.spans.sp_cell[k - 1], w.spans.sp_cell[k]);
     cr_expect_eq(w.spans.nocc, NX * NY);
     cr_expect_eq(w.spans.nspans, NX * NY + 2);
+    cr_expect_eq(w.spans.max_col, 3, "the largest column: cell (1, 1)'s three spans");
     nm_window_free(&w);
 }
 
