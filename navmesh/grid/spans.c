@@ -205,10 +205,10 @@ static int finish_table(nm_span_table *t, nm_error *err)
         while (e < t->nspans && t->sp_cell[e] == c)
             e++;
         t->cs[o] = k;
-        /* face: n != 2 and the column spans more than kClimb (n = 1 spans 0, so at least 3). */
-        uint32_t cnt = e - k;
+        const uint32_t cnt = e - k;
         if (cnt > t->max_col)
             t->max_col = cnt;
+        /* face: n != 2 and the column spans more than kClimb (n = 1 spans 0, so at least 3). */
         double span = (double)t->sp_h[e - 1] - (double)t->sp_h[k];
         t->face[o] = cnt != 2 && span > NM_kClimb;
         t->occ_bits[c >> 6] |= (uint64_t)1 << (c & 63);
