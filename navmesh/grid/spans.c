@@ -199,15 +199,14 @@ static int finish_table(nm_span_table *t, nm_error *err)
     t->face = nm_malloc(nocc ? nocc : 1);
     if (!t->cs || !t->face)
         return nm_fail(err, NM_ERR_NOMEM, "PackSpans: %u occupied cells", (unsigned)nocc);
-    uint32_t o = 0;
+    uint32_t o = 0, most = 0;
     for (uint32_t k = 0; k < t->nspans;) {
         uint32_t c = t->sp_cell[k], e = k + 1;
         while (e < t->nspans && t->sp_cell[e] == c)
             e++;
         t->cs[o] = k;
         const uint32_t cnt = e - k;
-        if (cnt > t->max_col)
-            t->max_col = cnt;
+        most = cnt > most ? cnt : most;
         /* face: n != 2 and the column spans more than kClimb (n = 1 spans 0, so at least 3). */
         double span = (double)t->sp_h[e - 1] - (double)t->sp_h[k];
         t->face[o] = cnt != 2 && span > NM_kClimb;
@@ -216,6 +215,7 @@ static int finish_table(nm_span_table *t, nm_error *err)
         k = e;
     }
     t->cs[nocc] = t->nspans;
+    t->max_col = most;
     uint32_t run = 0;
     for (size_t w = 0; w < nw; w++) {
         t->occ_rank[w] = run;

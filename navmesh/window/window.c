@@ -1581,8 +1581,10 @@ static int span_index(wbuild *b, nm_error *err)
     face_job F = {{b, nocc}, {0}};
     if (run_pass(&F.p, index_face))
         return nm_fail(err, NM_ERR_NOMEM, "window step 9: out of memory (span table)");
+    uint32_t most = 0;
     for (size_t k = 0; k < NM_PASS_CHUNKS; k++)
-        t->max_col = F.max_col[k] > t->max_col ? F.max_col[k] : t->max_col;
+        most = F.max_col[k] > most ? F.max_col[k] : most;
+    t->max_col = most;
     return NM_OK;
 }
 
