@@ -1537,7 +1537,7 @@ static int index_face(void *ctx, size_t k)
             lo = fminf(lo, t->sp_h[s]);
             hi = fmaxf(hi, t->sp_h[s]);
         }
-        t->face[q] = (cnt != 2 && (double)hi - (double)lo > NM_kClimb) ? 1 : 0;
+        t->face[q] = (double)hi - (double)lo > NM_kClimb ? 1 : 0;
     }
     J->max_col[k] = most;
     return NM_OK;
