@@ -628,6 +628,28 @@ static inline void node_offer(nm_snode *nv, bool was_open, double g, uint32_t pa
     }
 }
 
+/* The octile length of a step (dx, dy) in cells with SpanAstar's diagonal (the float 1.41421356F):
+ * no step of price >= 1 costs less, so no path without links is shorter. */
+static inline double octile(int64_t dx, int64_t dy)
+{
+    const int64_t ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
+    const int64_t lo = ax < ay ? ax : ay, hi = ax < ay ? ay : ax;
+    return (double)(hi - lo) + (double)lo * (double)1.41421356F;
+}
+
+double nm_search_link_slack(const nm_sctx *s)
+{
+    double slack = 0.0;
+    for (uint32_t l = 0; l < s->w->nlinks; l++) {
+        const nm_window_link *lk = &s->w->links[l];
+        const int64_t a = lk->from_cell, b = lk->to_cell, nx = s->nx;
+        const double o = octile(a % nx - b % nx, a / nx - b / nx);
+        if (o > lk->cost)
+            slack += o - lk->cost;
+    }
+    return slack;
+}
+
 /* SpanAstar's heap key: (cell << 32 | span) orders as the span index, since the span table is
  * sorted by cell (PackSpans), so the pop reads the cell from its entry instead of sp_cell. */
 static inline uint64_t span_key(const nm_span_table *t, uint32_t k)
@@ -661,6 +683,7 @@ typedef struct pop_at {
     float pr_u, hu;
     uint8_t abit;
     bool chord_from, track;
+    double hw; /* the heuristic's weight: 1 (a product by 1 is exact) but for a bound's search */
 } pop_at;
 
 /* SpanAstar's relaxation of the spans of neighbour d of the popped span (展开): the cell part of
@@ -732,7 +755,7 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
         if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
             node_offer(nv, was_open, ndp, np, NM_ST_OPEN | (drop ? NM_ST_VIA : 0));
             const double fv =
-                ndp + nm_hypot((double)vi - (double)P->gi, (double)vj - (double)P->gj);
+                ndp + P->hw * nm_hypot((double)vi - (double)P->gi, (double)vj - (double)P->gj);
             if (was_open) {
                 nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
             } else {
@@ -767,6 +790,9 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const nm_scell *const cr = s->cell;
     reset_span_nodes(s);
     s->wider_cut = false;
+    const bool bounded = s->bounded = q->bound > 0.0 && !q->los;
+    const double bound = q->bound;
+    const double hw = q->weight > 0.0 ? q->weight : 1.0;
     /* q->mask with the wider first layer: tested only where q->mask refuses */
     const nm_mask wider = {q->wider, q->mask.b};
     const bool track = q->wider && !q->los; /* reparent's mask tests are not tracked */
@@ -774,7 +800,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     /* cell coordinates kept per pop: the same integers cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
     node[e->start_span] = (nm_snode){0.0, NM_SEARCH_NONE, NM_ST_OPEN, 0};
-    int rc = nm_search_iheap_push(&s->heap, node, cell_dist(s, t->sp_cell[e->start_span], gc),
+    int rc = nm_search_iheap_push(&s->heap, node, hw * cell_dist(s, t->sp_cell[e->start_span], gc),
                                   span_key(t, e->start_span), err);
     if (rc)
         return rc;
@@ -785,6 +811,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     for (uint32_t pops = 0; s->heap.n; pops++) {
         if (s->stop && !(pops & 1023) && atomic_load_explicit(s->stop, memory_order_relaxed))
             return 2; /* the caller no longer wants this result */
+        if (q->max_pops && pops >= q->max_pops)
+            return 2;
         /* one entry per open span: a lower g moved it up (its f = g + h with h fixed per span
          * only falls), so these are the pops of a heap with an entry per push minus the older
          * entries, which found their span closed */
@@ -817,6 +845,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             break;
         }
         const double gu = nu->g;
+        if (bounded && gu + octile(ui - gi, uj - gj) > bound)
+            continue; /* 上界剪枝: no path through u is within the bound */
         const uint32_t pu = nu->par;
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(nu->state & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
@@ -834,7 +864,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
                           .inside = inside, .u = u, .uc = uc, .ui = ui, .uj = uj, .gi = gi,
                           .gj = gj, .gu = gu, .pu = pu, .pi = pi, .pj = pj, .gpu = gpu, .cu = cu,
                           .pr_u = pr_u, .hu = hu, .abit = abit, .chord_from = chord_from,
-                          .track = track};
+                          .track = track, .hw = hw};
         if (inside) /* the neighbours' first nodes */
             for (int d = 0; d < 8; d++)
                 __builtin_prefetch(&node[cr[(int64_t)uc + k_dy[d] * P.nx + k_dx[d]].first]);
@@ -865,7 +895,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             const bool was_open = span_opened(s, v);
             if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
                 node_offer(nv, was_open, ndp, u, NM_ST_OPEN | NM_ST_VIA);
-                const double fv = ndp + cell_dist(s, lk->to_cell, gc);
+                const double fv = ndp + hw * cell_dist(s, lk->to_cell, gc);
                 if (was_open) {
                     nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                 } else {
@@ -1030,7 +1060,8 @@ static bool grown_expand(grown *G, uint32_t u, bool u_new, double g, bool *moved
 bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_ends *e,
                            const uint8_t *before, uint32_t found)
 {
-    if (q->los || !q->mask.b || !before || found >= s->nspans || !span_closed(s, found))
+    if (q->los || !q->mask.b || !before || found >= s->nspans || !span_closed(s, found) ||
+        s->bounded) /* closed spans past the bound hold a g that may not be their least */
         return false;
     /* the argument needs a consistent heuristic: every link costs at least its length (the
      * window's cost, max(m, 1) times it, does) */

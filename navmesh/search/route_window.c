@@ -171,8 +171,44 @@ static nm_span_search walk_query(const leg *L, const uint8_t *lim, const nm_sear
                             small ? give_up : 0.0, small || los ? NULL : L->s.w->core};
 }
 
-/* 求解器 solve: linked check, SpanAstar on walk∧lim, core∧lim, the cost check, the cell-level
- * fallback. */
+/* 上界剪枝: a bound for q's SpanAstar (no sight, no give-up cost) from a quick path: SpanAstar on
+ * the same mask with its heuristic weighted by NM_SEARCH_BOUND_WEIGHT, which finds a path of cost
+ * U in few pops. Why the bound U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the link slack) leaves the
+ * solve's path and cost C as they are: a step costs at least its octile length (prices >= 1,
+ * SpanAstar's own diagonal), so a path costs at least its octile length less S. The solve's
+ * heuristic overestimates by at most S (links cheaper than their length), so C <= U + S. A span
+ * x of the path has g(x) + octile(x) <= C + S, below the bound: it is expanded. A span p whose
+ * expansion is skipped has g(p) + octile(p) above the bound, so an offer reaching x through p
+ * exceeds g(x) by more than NM_SEARCH_BOUND_MARGIN: never x's best, nor within NM_SEARCH_EPS of
+ * it. Spans popped in both solves with the same g pop in the same relative order ((f, key) is a
+ * strict order and f depends on g alone), so the path's spans get their g and parent from the
+ * same offers and the goal pops with the same cost. Spans off the path may end with a larger g
+ * or not pop at all; nm_search_path_stands, which reads them, refuses a bounded solve. A quick
+ * search past NM_SEARCH_BOUND_POPS of the window's spans in pops, or one that fails, leaves q
+ * unbounded. Large world, leg 8 of `--random 20 --seed 7` (8.9 M cells): each solve 1.1-1.2 s ->
+ * 0.75-0.9 s (tools/navbench/README.md, forty-ninth session). */
+static void find_bound(leg *L, nm_span_search *q)
+{
+    nm_sctx *s = &L->s;
+    if (q->los || q->give_up > 0.0)
+        return;
+    nm_span_search b = *q;
+    b.weight = NM_SEARCH_BOUND_WEIGHT;
+    b.max_pops = (uint32_t)((double)s->nspans * NM_SEARCH_BOUND_POPS) + 1024u;
+    b.wider = NULL;
+    uint32_t *sp = NULL, n = 0;
+    uint8_t *via = NULL;
+    double u = 0.0;
+    nm_error e = {0}; /* a failure here leaves the solve unbounded; the solve meets it again */
+    const int rc = nm_search_span_astar(s, &b, &L->e, &sp, &via, &n, &u, &e);
+    nm_free(sp);
+    nm_free(via);
+    if (rc == 1)
+        q->bound = u + 3.0 * nm_search_link_slack(s) + NM_SEARCH_BOUND_MARGIN;
+}
+
+/* 求解器 solve: linked check, SpanAstar on walk∧lim (with a bound when one is found), core∧lim,
+ * the cost check, the cell-level fallback. */
 static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_search_los_fn los,
                  const uint8_t *solidc, bool allow_cell, bool check_linked, double give_up,
                  solve_res *r, nm_error *err)
@@ -215,6 +251,8 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
         return NM_OK;
     }
     nm_span_search q = walk_query(L, lim, price, los, solidc, give_up);
+    if (!none)
+        find_bound(L, &q);
     /* proved unreachable: the answer a SpanAstar popping every span it reaches would give */
     int rc = none ? 0 : nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
     if (rc < 0)
@@ -230,6 +268,7 @@ static int solve(leg *L, const uint8_t *lim, const nm_search_price *price, nm_se
         q.mask.a = w->core;
         q.give_up = 0.0;
         q.wider = NULL;
+        q.bound = 0.0; /* a found bound means a path on walk∧lim: this retry does not run */
         if (!same)
             rc = nm_search_span_astar(s, &q, &L->e, &r->sp, &r->via, &r->n, &r->cost, err);
         if (rc < 0)

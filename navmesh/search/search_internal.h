@@ -109,6 +109,7 @@ typedef struct nm_sctx {
                          starts, instead of each node's state through a list of the spans
                          touched: no scattered writes, and no 4 B a span */
     bool wider_cut; /* the last SpanAstar with q->wider refused a cell of the wider mask */
+    bool bounded;   /* the last SpanAstar had a bound: its closed spans' g are not all final */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
@@ -184,10 +185,26 @@ typedef struct nm_span_search {
      * mask refused is in the wider mask: when it is not set, the retry makes the same tests with
      * the same answers, so it pops the same spans and fails the same way. */
     const uint8_t *wider;
+    /* The bound (上界剪枝; not with los): a popped span with g plus its octile distance to the
+     * goal cell above `bound` is closed without expanding it, which leaves the path and its cost
+     * as they are when bound >= C + 2 S + NM_SEARCH_BOUND_MARGIN (C: the unbounded solve's cost,
+     * S: the window's link slack, nm_search_link_slack; route_window.c's find_bound says why).
+     * 0: none. */
+    double bound;
+    double weight;     /* the heuristic's weight (0: 1), > 1 only for the search that finds a bound */
+    uint32_t max_pops; /* > 0: the search gives up (2) after that many pops */
 } nm_span_search;
+
+#define NM_SEARCH_BOUND_MARGIN 0.5 /* cells: far above g's rounding and NM_SEARCH_EPS */
+#define NM_SEARCH_BOUND_WEIGHT 1.2  /* the quick search's heuristic weight */
+#define NM_SEARCH_BOUND_POPS 0.01   /* its pops, at most, as a share of the window's spans */
 
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
                          uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
+
+/* What the window's off-mesh links can take off a path's octile length: the sum over the links
+ * of their octile length (SpanAstar's diagonal) less their cost, where positive. */
+double nm_search_link_slack(const nm_sctx *s);
 
 /* After a SpanAstar without sight on s found the goal span `found` with lim `before`: true when
  * the same search with q, whose lim only adds cells to `before`, is proved to return the same

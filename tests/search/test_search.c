@@ -1287,6 +1287,95 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
     cr_assert_gt(found, 200);
 }
 
+Test(search, a_bounded_span_search_gives_the_unbounded_path_bit_for_bit)
+{
+    /* solve()'s bound (上界剪枝): a quick SpanAstar with a weighted heuristic finds a path of cost
+     * U, then the solve skips the expansion of spans whose g plus octile distance to the goal is
+     * above U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the links' slack). Random maps with walls, raised
+     * blocks, step bits, one-way bans, core outside lay, a lim with holes and links (cheap ones,
+     * below their octile length, on every third map), priced and unpriced: the bounded search's
+     * chain, via flags and cost are the unbounded one's, bit for bit, with the quick search's
+     * bound and with the least bound the argument allows (C + 2 S + margin). It fails when the
+     * bound skips a span the path needs (the links' slack left out: checked), and it checks that
+     * the bound spares spans. */
+    enum { NX = 41, NY = 29 };
+    uint64_t x = 0xD1B54A32D192ED03ull;
+    int compared = 0, spared = 0, quick = 0;
+    for (int map = 0; map < 40; map++) {
+        nm_window w;
+        nm_sctx s;
+        nm_error err = {0};
+        uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 10, 4, map % 2 == 0,
+                                         map % 3 == 0 ? 2 : 0, map % 4 * 3);
+        const bool cheap = map % 3 == 2; /* else links cost max(m, 1) times their length */
+        for (uint32_t l = 0; !cheap && l < w.nlinks; l++) {
+            const nm_window_link *lk = &w.links[l];
+            const double dx = (double)(lk->to_cell % NX) - (double)(lk->from_cell % NX);
+            const double dy = (double)(lk->to_cell / NX) - (double)(lk->from_cell / NX);
+            w.links[l].cost = (1.0 + (double)(l % 3) * 0.5) * sqrt(dx * dx + dy * dy);
+        }
+        const double slack = nm_search_link_slack(&s);
+        if (cheap && w.nlinks)
+            cr_assert_gt(slack, 0.0, "map %d: cheap links take something off", map);
+        const nm_search_price price = map % 2 ? (nm_search_price){w.dist, 1.0F, 4.0F}
+                                              : (nm_search_price){NULL, 1.0F, 1.0F};
+        for (int k = 0; k < 60; k++) {
+            nm_ends e = random_core_ends(&w, &x, NX, NY);
+            lim[e.start_cell] = lim[e.goal_cell] = 1;
+            nm_span_search q = {{s.walk, map % 5 ? lim : NULL}, price, NULL, NULL, NULL, 0.0, NULL};
+            uint32_t *sp0, n0;
+            uint8_t *via0;
+            double cost0;
+            int rc = nm_search_span_astar(&s, &q, &e, &sp0, &via0, &n0, &cost0, &err);
+            cr_assert_geq(rc, 0, "%s", err.msg);
+            if (rc != 1)
+                continue;
+            const uint32_t opened0 = opened_spans(&s);
+            double bounds[2] = {cost0 + 2.0 * slack + NM_SEARCH_BOUND_MARGIN, 0.0};
+            nm_span_search qq = q;
+            qq.weight = NM_SEARCH_BOUND_WEIGHT;
+            uint32_t *spq, nq;
+            uint8_t *viaq;
+            double u;
+            rc = nm_search_span_astar(&s, &qq, &e, &spq, &viaq, &nq, &u, &err);
+            cr_assert_eq(rc, 1, "map %d, leg %d: the weighted search found no path", map, k);
+            /* the Euclidean heuristic overestimates by at most S (cheap links): so does the
+             * unbounded search's cost */
+            cr_assert_geq(u, cost0 - slack - 1e-9, "map %d, leg %d: a path S below the cost", map, k);
+            bounds[1] = u + 3.0 * slack + NM_SEARCH_BOUND_MARGIN;
+            quick += u > cost0;
+            nm_free(spq);
+            nm_free(viaq);
+            for (int b = 0; b < 2; b++) {
+                nm_span_search qb = q;
+                qb.bound = bounds[b];
+                uint32_t *sp1, n1;
+                uint8_t *via1;
+                double cost1;
+                rc = nm_search_span_astar(&s, &qb, &e, &sp1, &via1, &n1, &cost1, &err);
+                cr_assert_eq(rc, 1, "map %d, leg %d, bound %d: no path", map, k, b);
+                cr_assert(s.bounded);
+                cr_assert(n0 == n1 && cost0 == cost1 && !memcmp(sp0, sp1, n0 * sizeof *sp0) &&
+                              !memcmp(via0, via1, n0),
+                          "map %d, leg %d, bound %d: the path differs (cost %.17g vs %.17g, %u vs "
+                          "%u spans)", map, k, b, cost0, cost1, n0, n1);
+                spared += opened_spans(&s) < opened0;
+                compared++;
+                nm_free(sp1);
+                nm_free(via1);
+            }
+            nm_free(sp0);
+            nm_free(via0);
+        }
+        random_raised_map_free(&w, &s, lim);
+    }
+    cr_log_info("%d bounded searches compared, %d spared spans, %d quick paths above the least",
+                compared, spared, quick);
+    cr_assert_gt(compared, 1000);
+    cr_assert_gt(spared, compared / 8, "bounded searches that opened fewer spans: %d", spared);
+    cr_assert_gt(quick, 50, "quick paths dearer than the least: %d", quick);
+}
+
 Test(search, a_path_proved_to_stand_on_a_grown_lim_is_the_grown_search_s_path)
 {
     /* The second thread's topology path is kept after a baseline through a link or a drop when
