@@ -790,8 +790,8 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const nm_scell *const cr = s->cell;
     reset_span_nodes(s);
     s->wider_cut = false;
-    const bool bounded = s->bounded = q->bound > 0.0 && !q->los;
-    const double bound = q->bound;
+    const bool bounded = q->bound > 0.0 && !q->los;
+    const double bound = s->bound = bounded ? q->bound : 0.0;
     const double hw = q->weight > 0.0 ? q->weight : 1.0;
     /* q->mask with the wider first layer: tested only where q->mask refuses */
     const nm_mask wider = {q->wider, q->mask.b};
@@ -966,6 +966,8 @@ typedef struct grown {
     const uint8_t *before;
     uint32_t gc, found;
     double fg, margin;
+    double trust; /* after a bounded solve: a closed span's g is the unbounded solve's when g plus
+                     its octile distance to the goal is at most this (INFINITY unbounded) */
     uint32_t *xs;  /* [nx] the new cells' spans, ascending */
     double *xg;    /* [nx] their least g (INFINITY: no offer) */
     uint32_t nx;
@@ -984,12 +986,27 @@ static uint32_t grown_index(const grown *G, uint32_t v)
     return lo < G->nx && G->xs[lo] == v ? lo : NM_SEARCH_NONE;
 }
 
-/* An offer of g to span v (not a new one) leaves the first solve's pops as they were. */
+/* Does closed span v hold the g the unbounded solve gives it? Past the bound's trust the first
+ * solve may have closed v with a g that came around a skipped span, or skipped it: a span on
+ * the unbounded chain to v was skipped only with g + octile above the bound, so v's unbounded
+ * g + octile is above the bound less the links' slack, and its bounded g no lower. */
+static bool closed_g_final(const grown *G, uint32_t v)
+{
+    const nm_sctx *s = G->s;
+    const uint32_t c = s->t->sp_cell[v];
+    return G->trust == INFINITY ||
+           s->node[v].g + octile((int64_t)(c % s->nx) - (int64_t)(G->gc % s->nx),
+                                 (int64_t)(c / s->nx) - (int64_t)(G->gc / s->nx)) <= G->trust;
+}
+
+/* An offer of g to span v (not a new one) leaves the first solve's pops as they were. A span the
+ * unbounded solve closed but a bounded one did not is judged as not closed: it was popped before
+ * the goal, so an offer whose f is above the goal's is above its g too. */
 static bool offer_harmless(const grown *G, uint32_t v, double g)
 {
     const nm_sctx *s = G->s;
     if (span_closed(s, v))
-        return g >= s->node[v].g + G->margin;
+        return closed_g_final(G, v) && g >= s->node[v].g + G->margin;
     return g + cell_dist(s, s->t->sp_cell[v], G->gc) > G->fg + G->margin;
 }
 
@@ -1060,8 +1077,7 @@ static bool grown_expand(grown *G, uint32_t u, bool u_new, double g, bool *moved
 bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_ends *e,
                            const uint8_t *before, uint32_t found)
 {
-    if (q->los || !q->mask.b || !before || found >= s->nspans || !span_closed(s, found) ||
-        s->bounded) /* closed spans past the bound hold a g that may not be their least */
+    if (q->los || !q->mask.b || !before || found >= s->nspans || !span_closed(s, found))
         return false;
     /* the argument needs a consistent heuristic: every link costs at least its length (the
      * window's cost, max(m, 1) times it, does) */
@@ -1072,7 +1088,9 @@ bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_e
             return false;
     }
     const uint8_t *const now = q->mask.b;
-    grown G = {s, q, before, e->goal_cell, found, s->node[found].g, 0.0, NULL, NULL, 0};
+    grown G = {s, q, before, e->goal_cell, found, s->node[found].g, 0.0, INFINITY, NULL, NULL, 0};
+    if (s->bound > 0.0)
+        G.trust = s->bound - nm_search_link_slack(s) - NM_SEARCH_BOUND_MARGIN;
     /* above what the float diagonal step (2.4e-8 under sqrt 2) and rounding can take from the
      * heuristic's consistency along a path of at most fg cells */
     G.margin = 1e-7 * (1.0 + fabs(G.fg));
@@ -1120,14 +1138,15 @@ bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_e
             const uint32_t n = nm_span_cell_spans(s->t, nc, &f);
             for (uint32_t u = f; ok && u < f + n; u++)
                 if (u != found && span_closed(s, u))
-                    ok = grown_expand(&G, u, false, s->node[u].g, &moved);
+                    ok = closed_g_final(&G, u) && grown_expand(&G, u, false, s->node[u].g, &moved);
         }
     }
     for (uint32_t l = 0; ok && l < s->w->nlinks; l++) {
         const nm_window_link *lk = &s->w->links[l];
         if (grown_new(&G, lk->to_cell) && !grown_new(&G, lk->from_cell) && lk->from_span != found &&
             span_closed(s, lk->from_span))
-            ok = grown_offer(&G, lk->from_span, false, s->node[lk->from_span].g, 0, 0, lk->cost,
+            ok = closed_g_final(&G, lk->from_span) &&
+                 grown_offer(&G, lk->from_span, false, s->node[lk->from_span].g, 0, 0, lk->cost,
                              lk->to_span, &moved);
     }
     /* the new spans that may pop before the goal, expanded until their least g settle (a round

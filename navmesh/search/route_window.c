@@ -183,10 +183,13 @@ static nm_span_search walk_query(const leg *L, const uint8_t *lim, const nm_sear
  * it. Spans popped in both solves with the same g pop in the same relative order ((f, key) is a
  * strict order and f depends on g alone), so the path's spans get their g and parent from the
  * same offers and the goal pops with the same cost. Spans off the path may end with a larger g
- * or not pop at all; nm_search_path_stands, which reads them, refuses a bounded solve. A quick
- * search past NM_SEARCH_BOUND_POPS of the window's spans in pops, or one that fails, leaves q
- * unbounded. Large world, leg 8 of `--random 20 --seed 7` (8.9 M cells): each solve 1.1-1.2 s ->
- * 0.75-0.9 s (tools/navbench/README.md, forty-ninth session). */
+ * or not pop at all; nm_search_path_stands, which reads them, trusts only those well under the
+ * bound. A quick
+ * search past NM_SEARCH_BOUND_POPS pops a cell of the ends' distance, or one that fails, leaves
+ * q unbounded (the quick paths that paid took 1-6 pops a cell; those that flood the window's
+ * pockets find no U close enough to pay for them). Large world, leg 8 of `--random 20 --seed 7`
+ * (8.9 M cells): each solve 1.1-1.2 s -> 0.75-0.9 s (tools/navbench/README.md, forty-ninth
+ * session). */
 static void find_bound(leg *L, nm_span_search *q)
 {
     nm_sctx *s = &L->s;
@@ -194,7 +197,9 @@ static void find_bound(leg *L, nm_span_search *q)
         return;
     nm_span_search b = *q;
     b.weight = NM_SEARCH_BOUND_WEIGHT;
-    b.max_pops = (uint32_t)((double)s->nspans * NM_SEARCH_BOUND_POPS) + 1024u;
+    const int64_t a = L->e.start_cell, g = L->e.goal_cell, nx = s->nx;
+    const double len = nm_hypot((double)(a % nx - g % nx), (double)(a / nx - g / nx));
+    b.max_pops = (uint32_t)fmin(NM_SEARCH_BOUND_POPS * len + 1024.0, (double)s->nspans);
     b.wider = NULL;
     uint32_t *sp = NULL, n = 0;
     uint8_t *via = NULL;

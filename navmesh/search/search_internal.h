@@ -109,7 +109,8 @@ typedef struct nm_sctx {
                          starts, instead of each node's state through a list of the spans
                          touched: no scattered writes, and no 4 B a span */
     bool wider_cut; /* the last SpanAstar with q->wider refused a cell of the wider mask */
-    bool bounded;   /* the last SpanAstar had a bound: its closed spans' g are not all final */
+    double bound;   /* the last SpanAstar's bound (0: none): closed spans far under it hold the
+                       unbounded solve's g, the others may not (nm_search_path_stands) */
     nm_heap heap;
     uint32_t *queue; /* [ncell] linked check */
     uint8_t *seen;   /* [ncell] */
@@ -197,7 +198,7 @@ typedef struct nm_span_search {
 
 #define NM_SEARCH_BOUND_MARGIN 0.5 /* cells: far above g's rounding and NM_SEARCH_EPS */
 #define NM_SEARCH_BOUND_WEIGHT 1.2  /* the quick search's heuristic weight */
-#define NM_SEARCH_BOUND_POPS 0.01   /* its pops, at most, as a share of the window's spans */
+#define NM_SEARCH_BOUND_POPS 6.0    /* its pops, at most, a cell of the ends' distance */
 
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
                          uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
