@@ -846,7 +846,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         }
         const double gu = nu->g;
         if (bounded && gu + octile(ui - gi, uj - gj) > bound)
-            continue; /* 上界剪枝: no path through u is within the bound */
+            continue; /* the bound: no path through u is within it */
         const uint32_t pu = nu->par;
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(nu->state & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;

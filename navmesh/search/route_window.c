@@ -171,9 +171,9 @@ static nm_span_search walk_query(const leg *L, const uint8_t *lim, const nm_sear
                             small ? give_up : 0.0, small || los ? NULL : L->s.w->core};
 }
 
-/* 上界剪枝: a bound for q's SpanAstar (no sight, no give-up cost) from a quick path: SpanAstar on
- * the same mask with its heuristic weighted by NM_SEARCH_BOUND_WEIGHT, which finds a path of cost
- * U in few pops. Why the bound U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the link slack) leaves the
+/* A bound for q's SpanAstar (no sight, no give-up cost; a speed-up, not one of the article's
+ * steps) from a quick path: SpanAstar on the same mask with its heuristic weighted by
+ * NM_SEARCH_BOUND_WEIGHT, which finds a path of cost U in few pops. Why the bound U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the link slack) leaves the
  * solve's path and cost C as they are: a step costs at least its octile length (prices >= 1,
  * SpanAstar's own diagonal), so a path costs at least its octile length less S. The solve's
  * heuristic overestimates by at most S (links cheaper than their length), so C <= U + S. A span

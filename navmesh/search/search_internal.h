@@ -186,11 +186,11 @@ typedef struct nm_span_search {
      * mask refused is in the wider mask: when it is not set, the retry makes the same tests with
      * the same answers, so it pops the same spans and fails the same way. */
     const uint8_t *wider;
-    /* The bound (上界剪枝; not with los): a popped span with g plus its octile distance to the
-     * goal cell above `bound` is closed without expanding it, which leaves the path and its cost
-     * as they are when bound >= C + 2 S + NM_SEARCH_BOUND_MARGIN (C: the unbounded solve's cost,
-     * S: the window's link slack, nm_search_link_slack; route_window.c's find_bound says why).
-     * 0: none. */
+    /* The bound (not with los; a speed-up, not one of the article's steps: it keeps their
+     * result): a popped span with g plus its octile distance to the goal cell above `bound` is
+     * closed without expanding it, which leaves the path and its cost as they are when bound >=
+     * C + 2 S + NM_SEARCH_BOUND_MARGIN (C: the unbounded solve's cost, S: the window's link
+     * slack, nm_search_link_slack; route_window.c's find_bound says why). 0: none. */
     double bound;
     double weight;     /* the heuristic's weight (0: 1), > 1 only for the search that finds a bound */
     uint32_t max_pops; /* > 0: the search gives up (2) after that many pops */

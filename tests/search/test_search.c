@@ -1289,7 +1289,7 @@ Test(search, a_failed_walk_search_that_refused_no_core_cell_fails_on_core_too)
 
 Test(search, a_bounded_span_search_gives_the_unbounded_path_bit_for_bit)
 {
-    /* solve()'s bound (上界剪枝): a quick SpanAstar with a weighted heuristic finds a path of cost
+    /* solve()'s bound (find_bound): a quick SpanAstar with a weighted heuristic finds a path of cost
      * U, then the solve skips the expansion of spans whose g plus octile distance to the goal is
      * above U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the links' slack). Random maps with walls, raised
      * blocks, step bits, one-way bans, core outside lay, a lim with holes and links (cheap ones,
