@@ -173,20 +173,20 @@ static nm_span_search walk_query(const leg *L, const uint8_t *lim, const nm_sear
 
 /* A bound for q's SpanAstar (no sight, no give-up cost; a speed-up, not one of the article's
  * steps) from a quick path: SpanAstar on the same mask with its heuristic weighted by
- * NM_SEARCH_BOUND_WEIGHT, which finds a path of cost U in few pops. Why the bound U + 3 S + NM_SEARCH_BOUND_MARGIN (S: the link slack) leaves the
- * solve's path and cost C as they are: a step costs at least its octile length (prices >= 1,
- * SpanAstar's own diagonal), so a path costs at least its octile length less S. The solve's
- * heuristic overestimates by at most S (links cheaper than their length), so C <= U + S. A span
- * x of the path has g(x) + octile(x) <= C + S, below the bound: it is expanded. A span p whose
- * expansion is skipped has g(p) + octile(p) above the bound, so an offer reaching x through p
- * exceeds g(x) by more than NM_SEARCH_BOUND_MARGIN: never x's best, nor within NM_SEARCH_EPS of
- * it. Spans popped in both solves with the same g pop in the same relative order ((f, key) is a
- * strict order and f depends on g alone), so the path's spans get their g and parent from the
- * same offers and the goal pops with the same cost. Spans off the path may end with a larger g
- * or not pop at all; nm_search_path_stands, which reads them, trusts only those well under the
- * bound. A quick
- * search past NM_SEARCH_BOUND_POPS pops a cell of the ends' distance, or one that fails, leaves
- * q unbounded (the quick paths that paid took 1-6 pops a cell; those that flood the window's
+ * NM_SEARCH_BOUND_WEIGHT, which finds a path of cost U in few pops. Why the bound U + 3 S +
+ * NM_SEARCH_BOUND_MARGIN (S: the link slack) leaves the solve's path and cost C as they are: a
+ * step costs at least its octile length (prices >= 1, SpanAstar's own diagonal), so a path costs
+ * at least its octile length less S. The solve's heuristic overestimates by at most S (links
+ * cheaper than their length), so C <= U + S. A span x of the path has g(x) + octile(x) <= C + S,
+ * below the bound: it is expanded. A span p whose expansion is skipped has g(p) + octile(p)
+ * above the bound, so an offer reaching x through p exceeds g(x) by more than
+ * NM_SEARCH_BOUND_MARGIN: never x's best, nor within NM_SEARCH_EPS of it. Spans popped in both
+ * solves with the same g pop in the same relative order ((f, key) is a strict order and f
+ * depends on g alone), so the path's spans get their g and parent from the same offers and the
+ * goal pops with the same cost. Spans off the path may end with a larger g or not pop at all;
+ * nm_search_path_stands, which reads them, trusts only those well under the bound. A quick search
+ * past NM_SEARCH_BOUND_POPS pops a cell of the ends' distance, or one that fails, leaves q
+ * unbounded (the quick paths that paid took 1-6 pops a cell; those that flood the window's
  * pockets find no U close enough to pay for them). Large world, leg 8 of `--random 20 --seed 7`
  * (8.9 M cells): each solve 1.1-1.2 s -> 0.75-0.9 s (tools/navbench/README.md, forty-ninth
  * session). */
