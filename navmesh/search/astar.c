@@ -502,15 +502,8 @@ static inline float cell_price(const nm_search_price *p, const nm_scell *r)
 /* Step price: length times the mean of the two cells' prices, in float. */
 static double step_price(const nm_search_price *p, uint32_t a, uint32_t b, bool diag)
 {
-    const float len = diag ? 1.41421356F : 1.0F;
+    const float len = diag ? NM_SEARCH_DIAG : 1.0F;
     return (double)((len * 0.5F) * (nm_search_price_at(p, a) + nm_search_price_at(p, b)));
-}
-
-static double cell_dist(const nm_sctx *s, uint32_t a, uint32_t b)
-{
-    double dx = (double)(a % s->nx) - (double)(b % s->nx);
-    double dy = (double)(a / s->nx) - (double)(b / s->nx);
-    return nm_hypot(dx, dy);
 }
 
 static bool is_goal(const nm_ends *e, uint32_t k)
@@ -628,13 +621,13 @@ static inline void node_offer(nm_snode *nv, bool was_open, double g, uint32_t pa
     }
 }
 
-/* The octile length of a step (dx, dy) in cells with SpanAstar's diagonal (the float 1.41421356F):
- * no step of price >= 1 costs less, so no path without links is shorter. */
+/* The octile length of a step (dx, dy) in cells with SpanAstar's diagonal (NM_SEARCH_DIAG): no
+ * step of price >= 1 costs less, so no path without links is shorter. */
 static inline double octile(int64_t dx, int64_t dy)
 {
     const int64_t ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
     const int64_t lo = ax < ay ? ax : ay, hi = ax < ay ? ay : ax;
-    return (double)(hi - lo) + (double)lo * (double)1.41421356F;
+    return (double)(hi - lo) + (double)lo * (double)NM_SEARCH_DIAG;
 }
 
 double nm_search_link_slack(const nm_sctx *s)
@@ -740,7 +733,7 @@ static inline __attribute__((always_inline)) int neighbour(const pop_at *P, int 
         if (!reach || !rise_ok(s, (int32_t)ui, (int32_t)uj, dx, dy, P->hu, hv))
             continue;
         const bool drop = P->hu - hv > NM_kClimb;
-        const float len = diag ? 1.41421356F : 1.0F;
+        const float len = diag ? NM_SEARCH_DIAG : 1.0F;
         const float pr_v = cell_price(&q->price, cv);
         double ndp = P->gu + (double)((len * 0.5F) * (P->pr_u + pr_v));
         uint32_t np = u;
@@ -797,10 +790,10 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
     const nm_mask wider = {q->wider, q->mask.b};
     const bool track = q->wider && !q->los; /* reparent's mask tests are not tracked */
     const uint32_t gc = e->goal_cell;
-    /* cell coordinates kept per pop: the same integers cell_dist would divide out */
+    /* cell coordinates kept per pop: the same integers nm_search_cell_dist would divide out */
     const int64_t gi = gc % s->nx, gj = gc / s->nx;
     node[e->start_span] = (nm_snode){0.0, NM_SEARCH_NONE, NM_ST_OPEN, 0};
-    int rc = nm_search_iheap_push(&s->heap, node, hw * cell_dist(s, t->sp_cell[e->start_span], gc),
+    int rc = nm_search_iheap_push(&s->heap, node, hw * nm_search_cell_dist(s, t->sp_cell[e->start_span], gc),
                                   span_key(t, e->start_span), err);
     if (rc)
         return rc;
@@ -850,7 +843,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
         const uint32_t pu = nu->par;
         const bool chord_from = q->los && pu != NM_SEARCH_NONE && !(nu->state & NM_ST_VIA) &&
                                 nm_search_price_at(&q->price, t->sp_cell[pu]) <= 1.0F;
-        /* the chords' parent cell, divided once a pop (cell_dist's integers) */
+        /* the chords' parent cell, divided once a pop (nm_search_cell_dist's integers) */
         const uint32_t pc = chord_from ? t->sp_cell[pu] : 0;
         const double pi = (double)(pc % s->nx), pj = (double)(pc / s->nx);
         const double gpu = chord_from ? node[pu].g : 0.0;
@@ -895,7 +888,7 @@ int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, 
             const bool was_open = span_opened(s, v);
             if (ndp < (was_open ? nv->g : INFINITY) - NM_SEARCH_EPS) {
                 node_offer(nv, was_open, ndp, u, NM_ST_OPEN | NM_ST_VIA);
-                const double fv = ndp + hw * cell_dist(s, lk->to_cell, gc);
+                const double fv = ndp + hw * nm_search_cell_dist(s, lk->to_cell, gc);
                 if (was_open) {
                     nm_search_iheap_decrease(&s->heap, node, nv->pos, fv);
                 } else {
@@ -1007,7 +1000,7 @@ static bool offer_harmless(const grown *G, uint32_t v, double g)
     const nm_sctx *s = G->s;
     if (span_closed(s, v))
         return closed_g_final(G, v) && g >= s->node[v].g + G->margin;
-    return g + cell_dist(s, s->t->sp_cell[v], G->gc) > G->fg + G->margin;
+    return g + nm_search_cell_dist(s, s->t->sp_cell[v], G->gc) > G->fg + G->margin;
 }
 
 /* Is cell c in the grown mask's new cells? */
@@ -1083,7 +1076,7 @@ bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_e
      * window's cost, max(m, 1) times it, does) */
     for (uint32_t l = 0; l < s->w->nlinks; l++) {
         const nm_window_link *lk = &s->w->links[l];
-        const double len = cell_dist(s, lk->from_cell, lk->to_cell);
+        const double len = nm_search_cell_dist(s, lk->from_cell, lk->to_cell);
         if (!(lk->cost >= len - 1e-9 * (1.0 + len)))
             return false;
     }
@@ -1155,7 +1148,7 @@ bool nm_search_path_stands(const nm_sctx *s, const nm_span_search *q, const nm_e
     for (uint32_t round = 0; ok && moved; round++) {
         moved = false;
         for (uint32_t x = 0; ok && x < G.nx; x++)
-            if (G.xg[x] + cell_dist(s, s->t->sp_cell[G.xs[x]], G.gc) <= G.fg + G.margin)
+            if (G.xg[x] + nm_search_cell_dist(s, s->t->sp_cell[G.xs[x]], G.gc) <= G.fg + G.margin)
                 ok = grown_expand(&G, G.xs[x], true, G.xg[x], &moved);
         if (round > G.nx)
             ok = false; /* cannot happen with positive edge costs */
@@ -1189,7 +1182,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
     reset_nodes(s, s->ncell);
     nm_snode *const node = s->node;
     node[start].g = 0.0;
-    int rc = nm_search_heap_push(&s->heap, cell_dist(s, start, goal), xy_key(s, start), err);
+    int rc = nm_search_heap_push(&s->heap, nm_search_cell_dist(s, start, goal), xy_key(s, start), err);
     if (rc)
         return rc;
     bool found = false;
@@ -1210,7 +1203,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
             double nd = node[u].g + step_price(price, u, v, k_dx[d] && k_dy[d]);
             if (nd < node[v].g - NM_SEARCH_EPS) {
                 node[v] = (nm_snode){nd, u, NM_ST_OPEN, 0};
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
+                if ((rc = nm_search_heap_push(&s->heap, nd + nm_search_cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }
@@ -1225,7 +1218,7 @@ int nm_search_cost_astar(nm_sctx *s, const nm_mask *m, const nm_search_price *pr
             double nd = node[u].g + lk->cost;
             if (nd < node[v].g - NM_SEARCH_EPS) {
                 node[v] = (nm_snode){nd, u, NM_ST_OPEN | NM_ST_VIA, 0};
-                if ((rc = nm_search_heap_push(&s->heap, nd + cell_dist(s, v, goal), xy_key(s, v),
+                if ((rc = nm_search_heap_push(&s->heap, nd + nm_search_cell_dist(s, v, goal), xy_key(s, v),
                                               err)))
                     return rc;
             }

@@ -197,8 +197,7 @@ static void find_bound(leg *L, nm_span_search *q)
         return;
     nm_span_search b = *q;
     b.weight = NM_SEARCH_BOUND_WEIGHT;
-    const int64_t a = L->e.start_cell, g = L->e.goal_cell, nx = s->nx;
-    const double len = nm_hypot((double)(a % nx - g % nx), (double)(a / nx - g / nx));
+    const double len = nm_search_cell_dist(s, L->e.start_cell, L->e.goal_cell);
     b.max_pops = (uint32_t)fmin(NM_SEARCH_BOUND_POPS * len + 1024.0, (double)s->nspans);
     b.wider = NULL;
     uint32_t *sp = NULL, n = 0;

@@ -10,6 +10,7 @@
 
 #define NM_SEARCH_NONE 0x1FFFFFFFu /* no node, cell or span: par's all ones (29 bits) */
 #define NM_SEARCH_EPS 1e-12  /* relaxation tolerance */
+#define NM_SEARCH_DIAG 1.41421356F /* SpanAstar's diagonal step: a float, 2.4e-8 under sqrt 2 */
 
 /* A cell mask as the conjunction of two layers (b NULL = no second layer). */
 typedef struct nm_mask {
@@ -202,6 +203,14 @@ typedef struct nm_span_search {
 
 int nm_search_span_astar(nm_sctx *s, const nm_span_search *q, const nm_ends *e, uint32_t **chain_sp,
                          uint8_t **chain_via, uint32_t *n, double *cost, nm_error *err);
+
+/* The Euclidean distance between cells a and b, in cells (SpanAstar's heuristic). */
+static inline double nm_search_cell_dist(const nm_sctx *s, uint32_t a, uint32_t b)
+{
+    const double dx = (double)(a % s->nx) - (double)(b % s->nx);
+    const double dy = (double)(a / s->nx) - (double)(b / s->nx);
+    return nm_hypot(dx, dy);
+}
 
 /* What the window's off-mesh links can take off a path's octile length: the sum over the links
  * of their octile length (SpanAstar's diagonal) less their cost, where positive. */

@@ -1212,6 +1212,18 @@ static uint8_t *random_raised_map(nm_window *w, nm_sctx *s, uint64_t *x, int map
     return lim;
 }
 
+/* The fixture's links priced as the window's are: max(m, 1) times their length (m 1, 1.5, 2 in
+ * turn), so the Euclidean heuristic stays consistent. */
+static void links_at_window_cost(nm_window *w, int nx)
+{
+    for (uint32_t l = 0; l < w->nlinks; l++) {
+        const nm_window_link *lk = &w->links[l];
+        const double dx = (double)(lk->to_cell % nx) - (double)(lk->from_cell % nx);
+        const double dy = (double)(lk->to_cell / nx) - (double)(lk->from_cell / nx);
+        w->links[l].cost = (1.0 + (double)(l % 3) * 0.5) * sqrt(dx * dx + dy * dy);
+    }
+}
+
 static void random_raised_map_free(nm_window *w, nm_sctx *s, uint8_t *lim)
 {
     nm_search_ctx_free(s);
@@ -1308,12 +1320,8 @@ Test(search, a_bounded_span_search_gives_the_unbounded_path_bit_for_bit)
         uint8_t *lim = random_raised_map(&w, &s, &x, map, NX, NY, 10, 4, map % 2 == 0,
                                          map % 3 == 0 ? 2 : 0, map % 4 * 3);
         const bool cheap = map % 3 == 2; /* else links cost max(m, 1) times their length */
-        for (uint32_t l = 0; !cheap && l < w.nlinks; l++) {
-            const nm_window_link *lk = &w.links[l];
-            const double dx = (double)(lk->to_cell % NX) - (double)(lk->from_cell % NX);
-            const double dy = (double)(lk->to_cell / NX) - (double)(lk->from_cell / NX);
-            w.links[l].cost = (1.0 + (double)(l % 3) * 0.5) * sqrt(dx * dx + dy * dy);
-        }
+        if (!cheap)
+            links_at_window_cost(&w, NX);
         const double slack = nm_search_link_slack(&s);
         if (cheap && w.nlinks)
             cr_assert_gt(slack, 0.0, "map %d: cheap links take something off", map);
@@ -1401,12 +1409,8 @@ Test(search, a_path_proved_to_stand_on_a_grown_lim_is_the_grown_search_s_path)
         /* links cost max(m, 1) times their length, as the window's do (a consistent heuristic);
          * every fifth map keeps the fixture's cheap ones, which nothing may be proved on */
         const bool cheap = map % 5 == 4;
-        for (uint32_t l = 0; !cheap && l < w.nlinks; l++) {
-            const nm_window_link *lk = &w.links[l];
-            const double dx = (double)(lk->to_cell % NX) - (double)(lk->from_cell % NX);
-            const double dy = (double)(lk->to_cell / NX) - (double)(lk->from_cell / NX);
-            w.links[l].cost = (1.0 + (double)(l % 3) * 0.5) * sqrt(dx * dx + dy * dy);
-        }
+        if (!cheap)
+            links_at_window_cost(&w, NX);
         uint8_t *grown = malloc(NX * NY);
         const nm_search_price price = map % 2 ? (nm_search_price){w.dist, 1.0F, 4.0F}
                                               : (nm_search_price){NULL, 1.0F, 1.0F};
